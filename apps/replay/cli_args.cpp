@@ -1,0 +1,94 @@
+#include "cli_args.h"
+
+#include <cstdlib>
+#include <functional>
+#include <map>
+
+#include "ca/error.h"
+
+namespace ca::cli {
+namespace {
+
+double parse_double(const std::string& flag, const std::string& text) {
+  char* end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || v < 0) {
+    throw Error(flag + ": expected a non-negative number, got '" + text + "'");
+  }
+  return v;
+}
+
+int parse_count(const std::string& flag, const std::string& text) {
+  char* end = nullptr;
+  long v = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || v < 1 || v > 1000000) {
+    throw Error(flag + ": expected a count in [1, 1000000], got '" + text + "'");
+  }
+  return static_cast<int>(v);
+}
+
+}  // namespace
+
+std::string usage() {
+  return R"(replay: replay a captured PyTorch backward graph without Python.
+
+Usage:
+  replay --graph bwd.fb --inputs batch.pt [--out grads.pt] [--check expected.pt
+         [--rtol R] [--atol A]] [--bench N] [--profile] [--json]
+  replay --verify bwd.fb       check a graph file; print a one-line summary or the error
+  replay --dump bwd.fb         print the graph, one node per line
+  replay --list-ops            print every resolved built-in op
+
+Options:
+  --graph FILE        graph written by a ca-replay capture or exporter (FlatBuffers .fb)
+  --inputs FILE       graph inputs, a torch.save'd list of tensors (.pt)
+  --out FILE          write the gradients (graph outputs, then parameter grads) as a .pt list
+  --check FILE        compare the gradients with a .pt list (e.g. eager autograd's); exit 1 on
+                      any mismatch
+  --rtol R, --atol A  tolerances for --check: |got - want| <= atol + rtol * |want|
+                      (defaults 1e-6 and 1e-7)
+  --bench N           after one warm-up, time N replays; print min/median/max and per-node cost
+  --profile           print the time spent per op name, largest first
+  --json              print the summary as JSON on stdout (human text goes to stderr)
+  --allow-version-mismatch
+                      replay a graph captured with another torch version (at your own risk)
+  --help              this text
+
+Exit status: 0 on success, 1 on a --check mismatch, 2 on any error (message on stderr).
+)";
+}
+
+Options parse_args(int argc, char** argv) {
+  Options o;
+  using Setter = std::function<void(const std::string&)>;
+  const std::map<std::string, Setter> with_value = {
+      {"--graph", [&](const std::string& v) { o.graph = v; }},
+      {"--inputs", [&](const std::string& v) { o.inputs = v; }},
+      {"--out", [&](const std::string& v) { o.out = v; }},
+      {"--check", [&](const std::string& v) { o.check = v; }},
+      {"--verify", [&](const std::string& v) { o.verify = v; }},
+      {"--dump", [&](const std::string& v) { o.dump = v; }},
+      {"--rtol", [&](const std::string& v) { o.rtol = parse_double("--rtol", v); }},
+      {"--atol", [&](const std::string& v) { o.atol = parse_double("--atol", v); }},
+      {"--bench", [&](const std::string& v) { o.bench = parse_count("--bench", v); }},
+  };
+  const std::map<std::string, bool*> flags = {
+      {"--profile", &o.profile},   {"--json", &o.json},
+      {"--list-ops", &o.list_ops}, {"--allow-version-mismatch", &o.allow_version_mismatch},
+      {"--help", &o.help},         {"-h", &o.help},
+  };
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (auto f = flags.find(arg); f != flags.end()) {
+      *f->second = true;
+    } else if (auto s = with_value.find(arg); s != with_value.end()) {
+      if (i + 1 >= argc) throw Error(arg + ": missing value");
+      s->second(argv[++i]);
+    } else {
+      throw Error("unknown argument '" + arg + "' (see replay --help)");
+    }
+  }
+  return o;
+}
+
+}  // namespace ca::cli

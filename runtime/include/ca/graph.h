@@ -1,0 +1,169 @@
+#pragma once
+/// @file
+/// The ca-replay IR: a captured backward graph as plain C++ data. Knows nothing of FlatBuffers;
+/// the serializer maps it to and from bytes, the executor runs it.
+
+#include <c10/core/Device.h>
+#include <c10/core/ScalarType.h>
+#include <c10/util/complex.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ca {
+
+/// Index of an SSA value: graph inputs come first, then node outputs in definition order.
+using ValueId = int32_t;
+/// Stands for an undefined tensor (an absent gradient, an unset saved variable).
+inline constexpr ValueId kNoValue = -1;
+/// Version of the on-disk format this build reads and writes.
+inline constexpr uint32_t kFormatVersion = 1;
+
+/// A c10 type, as much as packed args need to rebuild typed containers exactly (a `List[bool]`
+/// stays a `List[bool]`, an empty `List[int]` keeps its element type).
+struct ArgType {
+  enum class Kind : uint8_t {
+    kAny, kNone, kBool, kInt, kFloat, kComplex, kString, kTensor, kSymInt, kSymFloat, kNumber,
+    kLayout, kDevice, kScalarType, kMemoryFormat,
+    kOptional,  ///< contained = {T}
+    kList,      ///< contained = {T}
+    kTuple,     ///< contained = element types
+    kDict,      ///< contained = {K, V}
+  };
+  Kind kind = Kind::kAny;
+  std::vector<ArgType> contained;
+
+  bool operator==(const ArgType& o) const { return kind == o.kind && contained == o.contained; }
+  bool operator!=(const ArgType& o) const { return !(*this == o); }
+};
+
+/// One packed argument: an IValue tree in which tensors and symbolic sizes are references to
+/// values. Layout, ScalarType and MemoryFormat are ints inside an IValue; they keep their own
+/// kinds here so that dumps and other front ends can read them.
+struct Arg {
+  enum class Kind : uint8_t {
+    kNone, kBool, kInt, kDouble, kComplex, kString,
+    kLayout, kScalarType, kMemoryFormat,  ///< payload in `i`
+    kDevice,                              ///< payload in `i` (DeviceType) and `device_index`
+    kTensor,  ///< `ref` names a tensor value; kNoValue is an undefined tensor
+    kSymInt,  ///< `ref` names an int graph input (a symbolic size)
+    kList,    ///< typed list: `type` is the element type, `items` the elements
+    kTuple,   ///< `items` are the elements
+    kDict,    ///< `type` = key type, `value_type` = value type, `items` = k0, v0, k1, v1, ...
+  };
+  Kind kind = Kind::kNone;
+  bool b = false;
+  int64_t i = 0;
+  double d = 0.0;
+  c10::complex<double> c{0.0, 0.0};
+  std::string s;
+  int8_t device_index = -1;
+  ValueId ref = kNoValue;
+  ArgType type;
+  ArgType value_type;
+  std::vector<Arg> items;
+
+  bool operator==(const Arg& o) const;
+  bool operator!=(const Arg& o) const { return !(*this == o); }
+
+  static Arg none() { return Arg{}; }
+  static Arg boolean(bool v);
+  static Arg integer(int64_t v, Kind kind = Kind::kInt);
+  static Arg real(double v);
+  static Arg string(std::string v);
+  static Arg tensor(ValueId id);
+  static Arg list(ArgType elem, std::vector<Arg> items);
+  static Arg tuple(std::vector<Arg> items);
+};
+
+/// Static metadata of a tensor graph input, checked when inputs are bound.
+struct TensorMeta {
+  c10::ScalarType dtype = c10::ScalarType::Float;
+  std::vector<int64_t> sizes;
+  c10::Device device{c10::kCPU};
+  bool requires_grad = false;
+
+  bool operator==(const TensorMeta& o) const {
+    return dtype == o.dtype && sizes == o.sizes && device == o.device &&
+           requires_grad == o.requires_grad;
+  }
+};
+
+/// A graph input. Tensors are grad outputs, saved tensors and parameters; ints and doubles
+/// are symbolic sizes and lifted scalars.
+struct GraphInput {
+  enum class Kind : uint8_t { kTensor, kInt, kDouble };
+  Kind kind = Kind::kTensor;
+  std::string name;  ///< for humans and error messages, e.g. "grad_output.0", "saved.3"
+  TensorMeta meta;   ///< kTensor only
+  int64_t int_value = 0;     ///< kInt: value seen at capture
+  double double_value = 0.0; ///< kDouble: value seen at capture
+
+  bool operator==(const GraphInput& o) const {
+    return kind == o.kind && name == o.name && meta == o.meta && int_value == o.int_value &&
+           double_value == o.double_value;
+  }
+};
+
+/// Kinds of node; the comment gives each kind's inputs, args and outputs.
+enum class NodeKind : uint8_t {
+  kFunctional,          ///< op(grads=inputs, packed args) -> outputs
+  kValidateOutputs,     ///< inputs -> outputs, args = {packed vector<optional<InputMetadata>>}
+  kAccumulate,          ///< {a, b} -> {a + b}; an undefined side passes the other through
+  kAccumulateGrad,      ///< {variable, grad} -> {}, args = {has_post_hooks}; writes .grad
+  kCopySlicesPrologue,  ///< {grad} -> {result, grad_slice, grad_slice_clone}, args = {base, view}
+  kCopySlicesEpilogue,  ///< {result, grad_slice, res...} -> outputs, args = {needs_input_grad}
+  kAten,                ///< dispatcher op `op`.`overload`, args = full boxed stack
+};
+
+/// Printable name of a node kind ("functional", "validate_outputs", ...).
+const char* node_kind_name(NodeKind kind);
+
+/// One step of the graph.
+struct Node {
+  NodeKind kind = NodeKind::kFunctional;
+  std::string op;        ///< kFunctional: op name; kAten: qualified name ("aten::mul")
+  std::string overload;  ///< kAten: overload name ("Tensor"), may be empty
+  std::vector<ValueId> inputs;
+  std::vector<Arg> args;
+  std::vector<ValueId> outputs;  ///< values defined here; kNoValue where a result is unused
+
+  bool operator==(const Node& o) const {
+    return kind == o.kind && op == o.op && overload == o.overload && inputs == o.inputs &&
+           args == o.args && outputs == o.outputs;
+  }
+};
+
+/// A whole captured backward graph.
+struct Graph {
+  uint32_t format_version = kFormatVersion;
+  std::string torch_version;  ///< "2.13.0" style, of the torch that captured it
+  int32_t num_values = 0;     ///< inputs.size() + all defined node outputs
+  std::vector<GraphInput> inputs;  ///< value ids [0, inputs.size())
+  std::vector<Node> nodes;         ///< in execution order
+  std::vector<ValueId> outputs;    ///< values returned by a replay
+
+  bool operator==(const Graph& o) const {
+    return format_version == o.format_version && torch_version == o.torch_version &&
+           num_values == o.num_values && inputs == o.inputs && nodes == o.nodes &&
+           outputs == o.outputs;
+  }
+};
+
+/// The torch version this build was compiled against, "MAJOR.MINOR.PATCH".
+std::string runtime_torch_version();
+
+/// Checks every structural rule of a graph: value ids in range and defined exactly once before
+/// use, arity of each node kind, arg shapes of the built-in kinds. Throws FormatError naming
+/// the first violation, e.g. "nodes[17].inputs[2]: value id 93 out of range [0, 80)".
+void validate_graph(const Graph& graph);
+
+/// A readable text form: a header, one line per input, one line per node
+/// ("  12 functional MulBackward0 (%3, %7) -> (%12, %13) [bools(1,1), t%2, Float]").
+std::string dump_graph(const Graph& graph);
+
+/// Short text of one packed argument, as used by dump_graph.
+std::string format_arg(const Arg& arg);
+
+}  // namespace ca

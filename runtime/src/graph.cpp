@@ -1,0 +1,85 @@
+#include "ca/graph.h"
+
+#include <torch/version.h>
+
+#include <cstring>
+#include <utility>
+
+namespace ca {
+
+bool Arg::operator==(const Arg& o) const {
+  // Doubles compare by bits so that NaN payloads round-trip as equal.
+  return kind == o.kind && b == o.b && i == o.i && std::memcmp(&d, &o.d, sizeof d) == 0 &&
+         c == o.c && s == o.s && device_index == o.device_index && ref == o.ref &&
+         type == o.type && value_type == o.value_type && items == o.items;
+}
+
+Arg Arg::boolean(bool v) {
+  Arg a;
+  a.kind = Kind::kBool;
+  a.b = v;
+  return a;
+}
+
+Arg Arg::integer(int64_t v, Kind kind) {
+  Arg a;
+  a.kind = kind;
+  a.i = v;
+  return a;
+}
+
+Arg Arg::real(double v) {
+  Arg a;
+  a.kind = Kind::kDouble;
+  a.d = v;
+  return a;
+}
+
+Arg Arg::string(std::string v) {
+  Arg a;
+  a.kind = Kind::kString;
+  a.s = std::move(v);
+  return a;
+}
+
+Arg Arg::tensor(ValueId id) {
+  Arg a;
+  a.kind = Kind::kTensor;
+  a.ref = id;
+  return a;
+}
+
+Arg Arg::list(ArgType elem, std::vector<Arg> items) {
+  Arg a;
+  a.kind = Kind::kList;
+  a.type = std::move(elem);
+  a.items = std::move(items);
+  return a;
+}
+
+Arg Arg::tuple(std::vector<Arg> items) {
+  Arg a;
+  a.kind = Kind::kTuple;
+  a.items = std::move(items);
+  return a;
+}
+
+const char* node_kind_name(NodeKind kind) {
+  switch (kind) {
+    case NodeKind::kFunctional: return "functional";
+    case NodeKind::kValidateOutputs: return "validate_outputs";
+    case NodeKind::kAccumulate: return "accumulate";
+    case NodeKind::kAccumulateGrad: return "accumulate_grad";
+    case NodeKind::kCopySlicesPrologue: return "copy_slices_prologue";
+    case NodeKind::kCopySlicesEpilogue: return "copy_slices_epilogue";
+    case NodeKind::kAten: return "aten";
+  }
+  return "unknown";
+}
+
+std::string runtime_torch_version() {
+  return std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR) + "." +
+         std::to_string(TORCH_VERSION_PATCH);
+}
+
+}  // namespace ca

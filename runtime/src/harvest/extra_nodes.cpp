@@ -1,0 +1,31 @@
+// The hand-written autograd nodes that bind a functional form under their own name.
+#include <torch/csrc/autograd/functions/accumulate_grad.h>
+#include <torch/csrc/autograd/functions/tensor.h>
+#include <torch/torch.h>
+
+#include "harvest/harvest.h"
+
+namespace ca::detail {
+namespace {
+
+NodeSample make_copy_backwards() {
+  return {c10::make_intrusive<torch::autograd::CopyBackwards>(), {}};
+}
+
+// AccumulateGrad only binds when its variable requires grad and the incoming grad is defined.
+NodeSample make_accumulate_grad() {
+  auto variable = torch::zeros({1}, torch::requires_grad());
+  return {c10::make_intrusive<torch::autograd::AccumulateGrad>(variable), {torch::ones({1})}};
+}
+
+}  // namespace
+
+const std::vector<NodeFactory>& extra_node_factories() {
+  static const std::vector<NodeFactory> kFactories = {
+      {"CopyBackwards", &make_copy_backwards},
+      {"AccumulateGrad", &make_accumulate_grad},
+  };
+  return kFactories;
+}
+
+}  // namespace ca::detail
