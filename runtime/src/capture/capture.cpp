@@ -1,0 +1,266 @@
+#include "ca/capture.h"
+
+#include <torch/csrc/autograd/engine.h>
+#include <torch/csrc/autograd/functions/accumulate_grad.h>
+#include <torch/csrc/autograd/functions/basic_ops.h>
+#include <torch/csrc/autograd/variable.h>
+#include <torch/csrc/dynamo/compiled_autograd.h>
+
+#include <typeinfo>
+#include <unordered_map>
+
+#include "arg_convert.h"
+#include "ca/error.h"
+#include "ca/op_registry.h"
+#include "capture/recorder.h"
+
+namespace ca {
+namespace {
+
+namespace dyn = torch::dynamo::autograd;
+using AgNode = torch::autograd::Node;  // ca::Node is the IR node
+using torch::autograd::variable_list;
+using NodePtr = c10::intrusive_ptr<AgNode>;
+using MetadataList = std::vector<std::optional<torch::autograd::InputMetadata>>;
+
+// Nodes only forward the py_compiler pointer; any non-null value serves in C++.
+PyObject* sentinel_compiler() {
+  static char tag;
+  return reinterpret_cast<PyObject*>(&tag);
+}
+
+std::string node_label(const AgNode& node, size_t index) {
+  return "node " + std::to_string(index) + " (" + node.name() + ")";
+}
+
+// Python-only nodes and hooks cannot run without Python: refuse them up front.
+void check_capturable(AgNode& node, size_t index) {
+  const std::string type = typeid(node).name();
+  if (type.find("PyNode") != std::string::npos || type.find("PyFunction") != std::string::npos) {
+    throw CaptureError(node_label(node, index) + ": Python autograd.Function nodes need Python");
+  }
+  const char* hook = !node.tensor_pre_hooks().empty()    ? "tensor pre-hooks"
+                     : !node.retains_grad_hooks().empty() ? "retain_grad hooks"
+                     : !node.pre_hooks().empty()          ? "pre-hooks"
+                     : !node.post_hooks().empty()         ? "post-hooks"
+                                                          : nullptr;
+  if (hook != nullptr) {
+    throw CaptureError(node_label(node, index) + " has " + hook + ", which capture does not "
+                       "support yet; remove them or run eager backward");
+  }
+  if (auto* acc = dynamic_cast<const torch::autograd::AccumulateGrad*>(&node);
+      acc != nullptr && acc->tensor_post_acc_grad_hooks() != nullptr) {
+    throw CaptureError(node_label(node, index) + " has a post-accumulate-grad hook");
+  }
+}
+
+// Reverse-topological order as upstream builds it: Kahn's algorithm over dependency counts,
+// with a LIFO worklist starting at the root.
+std::vector<NodePtr> order_nodes(const NodePtr& root) {
+  std::unordered_map<AgNode*, int> deps;
+  std::vector<AgNode*> stack{root.get()};
+  std::unordered_map<AgNode*, bool> seen{{root.get(), true}};
+  while (!stack.empty()) {
+    AgNode* fn = stack.back();
+    stack.pop_back();
+    for (const auto& edge : fn->next_edges()) {
+      if (!edge.is_valid()) continue;
+      ++deps[edge.function.get()];
+      if (!seen[edge.function.get()]) {
+        seen[edge.function.get()] = true;
+        stack.push_back(edge.function.get());
+      }
+    }
+  }
+  std::vector<NodePtr> order;
+  std::vector<NodePtr> worklist{root};
+  while (!worklist.empty()) {
+    NodePtr fn = std::move(worklist.back());
+    worklist.pop_back();
+    for (const auto& edge : fn->next_edges()) {
+      if (edge.is_valid() && --deps[edge.function.get()] == 0) worklist.push_back(edge.function);
+    }
+    order.push_back(std::move(fn));
+  }
+  return order;
+}
+
+// The gradient buffers of the nodes still to run; two contributions become an accumulate node.
+class InputBuffers {
+ public:
+  explicit InputBuffers(detail::GraphBuilder* builder) : builder_(builder) {}
+
+  void add(AgNode* fn, uint32_t input_nr, const at::Tensor& proxy) {
+    auto& buffer = buffers_[fn];
+    if (buffer.size() <= input_nr) buffer.resize(fn->num_inputs());
+    at::Tensor& slot = buffer.at(input_nr);
+    if (!slot.defined()) {
+      slot = proxy;
+      return;
+    }
+    ca::Node sum;
+    sum.kind = NodeKind::kAccumulate;
+    sum.inputs = {builder_->id_of(slot, "accumulate"), builder_->id_of(proxy, "accumulate")};
+    sum.outputs = {builder_->define_like(slot, &slot)};
+    builder_->add_node(std::move(sum));
+  }
+
+  variable_list take(AgNode* fn) {
+    auto it = buffers_.find(fn);
+    if (it == buffers_.end()) return variable_list(fn->num_inputs());
+    variable_list out = std::move(it->second);
+    buffers_.erase(it);
+    out.resize(fn->num_inputs());
+    return out;
+  }
+
+ private:
+  detail::GraphBuilder* builder_;
+  std::unordered_map<AgNode*, variable_list> buffers_;
+};
+
+struct CaptureState {
+  detail::GraphBuilder builder;
+  dyn::AutogradCompilerCall compiler{dyn::SizeInput::STATIC};
+  std::vector<dyn::NodeCall*> calls;
+};
+
+// Pass 1, as upstream's cache-key pass: every node's compiled_args, which collects its saved
+// tensors, sizes and lifted scalars into `compiler`.
+void collect_all(CaptureState& st, const std::vector<NodePtr>& order) {
+  for (size_t i = 0; i < order.size(); ++i) {
+    check_capturable(*order[i], i);
+    dyn::NodeCall& call = st.compiler.node_calls.lookup(order[i]);
+    st.calls.push_back(&call);
+    st.compiler.set_active_node_call_idx(i);
+    dyn::CompiledNodeArgs args(st.compiler, call);
+    try {
+      order[i]->compiled_args(args);
+      args.collect(order[i]->next_edges());
+    } catch (const c10::Error& e) {
+      throw CaptureError(node_label(*order[i], i) + ": " + e.what_without_backtrace());
+    }
+  }
+}
+
+// "grad_output.0", "param.7", "saved.3.MulBackward0": where each input came from.
+std::string input_name(const CaptureState& st, size_t k) {
+  const size_t origin = st.compiler.tensor_args.input_origins.at(k);
+  const AgNode& node = *st.calls.at(origin)->node;
+  if (dynamic_cast<const torch::autograd::GraphRoot*>(&node) != nullptr) {
+    return "grad_output." + std::to_string(k);
+  }
+  if (dynamic_cast<const torch::autograd::AccumulateGrad*>(&node) != nullptr) {
+    return "param." + std::to_string(k);
+  }
+  return "saved." + std::to_string(k) + "." + node.name();
+}
+
+// Every collected tensor becomes a graph input with a meta proxy.
+void bind_inputs(CaptureState& st) {
+  auto& tensors = st.compiler.tensor_args;
+  for (size_t k = 0; k < tensors.inputs.size(); ++k) {
+    const at::Tensor& real = tensors.inputs[k];
+    tensors.lookup(real).proxy_tensor = st.builder.add_input(real, input_name(st, k));
+  }
+  for (auto& lifted : st.compiler.lifted_ivalue_args.args) lifted.proxy = *lifted.actual_ptr;
+}
+
+// validate_outputs, emitted after each node with the metadata of its next edges.
+variable_list record_validate(CaptureState& st, AgNode& fn, dyn::SwapSavedVariables& saved,
+                              const variable_list& outputs) {
+  saved.before(fn.next_edges());
+  MetadataList metadata = dyn::get_input_metadata(fn.next_edges());
+  saved.after(fn.next_edges());
+  ca::Node v;
+  v.kind = NodeKind::kValidateOutputs;
+  v.op = "validate_outputs";
+  auto no_tensor = [](const at::Tensor&) -> ValueId { return kNoValue; };
+  v.args.push_back(detail::arg_from_ivalue(dyn::IValuePacker<MetadataList>::pack(metadata),
+                                           dyn::IValuePacker<MetadataList>::packed_type(),
+                                           no_tensor, fn.name() + " output metadata"));
+  variable_list validated(outputs.size());
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    v.inputs.push_back(st.builder.id_of(outputs[i], fn.name() + " outputs"));
+    v.outputs.push_back(st.builder.define_like(outputs[i], &validated[i]));
+  }
+  st.builder.add_node(std::move(v));
+  return validated;
+}
+
+// Pass 2, as upstream's capture loop: apply_with_saved on proxies, recording every call.
+void trace_all(CaptureState& st, const std::vector<NodePtr>& order) {
+  std::vector<std::optional<c10::SymInt>> sizes(st.compiler.all_size_inputs.size());
+  dyn::TraceState state(std::move(sizes), 0);
+  InputBuffers buffers(&st.builder);
+  for (size_t i = 0; i < order.size(); ++i) {
+    AgNode& fn = *order[i];
+    variable_list inputs = buffers.take(&fn);
+    dyn::SwapSavedVariables saved(st.compiler, state, sentinel_compiler(), *st.calls[i]);
+    variable_list outputs;
+    try {
+      outputs = fn.apply_with_saved(inputs, saved);
+      if (!outputs.empty()) outputs = record_validate(st, fn, saved, outputs);
+    } catch (const ca::Error& e) {
+      throw CaptureError(node_label(fn, i) + ": " + e.what());
+    } catch (const c10::Error& e) {
+      throw CaptureError(node_label(fn, i) + ": " + e.what_without_backtrace());
+    }
+    for (size_t k = 0; k < outputs.size() && k < fn.num_outputs(); ++k) {
+      const auto& next = fn.next_edge(k);
+      if (next.is_valid() && outputs[k].defined()) {
+        buffers.add(next.function.get(), next.input_nr, outputs[k]);
+      }
+    }
+  }
+}
+
+NodePtr make_root(const std::vector<at::Tensor>& roots, const std::vector<at::Tensor>& grads) {
+  if (roots.empty()) throw CaptureError("capture needs at least one root tensor");
+  if (!grads.empty() && grads.size() != roots.size()) {
+    throw CaptureError("capture got " + std::to_string(grads.size()) + " grads for " +
+                       std::to_string(roots.size()) + " roots");
+  }
+  torch::autograd::edge_list edges;
+  variable_list root_grads;
+  for (size_t i = 0; i < roots.size(); ++i) {
+    const at::Tensor& r = roots[i];
+    if (!r.defined() || !r.requires_grad()) {
+      throw CaptureError("roots[" + std::to_string(i) + "] does not require grad");
+    }
+    if (grads.empty() && r.numel() != 1) {
+      throw CaptureError("roots[" + std::to_string(i) + "] has " + std::to_string(r.numel()) +
+                         " elements: give its grad explicitly");
+    }
+    edges.push_back(torch::autograd::impl::gradient_edge(r));
+    root_grads.push_back(grads.empty() ? at::ones_like(r, at::MemoryFormat::Preserve)
+                                       : grads[i]);
+  }
+  return c10::make_intrusive<torch::autograd::GraphRoot>(std::move(edges), std::move(root_grads));
+}
+
+}  // namespace
+
+CaptureResult capture(const std::vector<at::Tensor>& roots, const std::vector<at::Tensor>& grads,
+                      const CaptureOptions& options) {
+  OpRegistry::global();  // harvest before our interface takes the process-wide slot
+  NodePtr root = make_root(roots, grads);
+  const std::vector<NodePtr> order = order_nodes(root);
+  CaptureState st;
+  st.builder.graph().torch_version = runtime_torch_version();
+  collect_all(st, order);
+  bind_inputs(st);
+  {
+    dyn::PyCompilerGuard guard(std::make_unique<detail::Recorder>(&st.builder));
+    trace_all(st, order);
+  }
+  if (options.release_variables) {
+    for (const NodePtr& fn : order) fn->release_variables();
+  }
+  CaptureResult result;
+  result.graph = std::move(st.builder.graph());
+  result.inputs = std::move(st.builder.real_inputs());
+  return result;
+}
+
+}  // namespace ca

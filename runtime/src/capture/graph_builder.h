@@ -1,0 +1,44 @@
+#pragma once
+// Builds a ca::Graph while capture runs: hands out meta-device proxies for values and maps
+// proxies met in node calls back to value ids.
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/TensorImpl.h>
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ca/graph.h"
+
+namespace ca::detail {
+
+class GraphBuilder {
+ public:
+  /// Adds a tensor graph input backed by `real`; returns its proxy.
+  at::Tensor add_input(const at::Tensor& real, std::string name);
+  /// A new value (a node output) with a proxy of the given sizes/strides and dtype.
+  ValueId define(c10::IntArrayRef sizes, c10::IntArrayRef strides, c10::ScalarType dtype,
+                 at::Tensor* proxy);
+  /// A new value shaped like `like` (contiguous); kNoValue and an undefined proxy if undefined.
+  ValueId define_like(const at::Tensor& like, at::Tensor* proxy);
+  /// Value id of a proxy; kNoValue for an undefined tensor. Throws CaptureError naming `where`
+  /// for a tensor that is no proxy.
+  ValueId id_of(const at::Tensor& t, const std::string& where);
+  /// The proxy standing for a value.
+  const at::Tensor& proxy(ValueId id) const { return proxies_.at(static_cast<size_t>(id)); }
+
+  void add_node(Node node) { graph_.nodes.push_back(std::move(node)); }
+  Graph& graph() { return graph_; }
+  std::vector<at::Tensor>& real_inputs() { return real_inputs_; }
+
+ private:
+  ValueId bind(at::Tensor proxy);
+
+  Graph graph_;
+  std::vector<at::Tensor> real_inputs_;
+  std::vector<at::Tensor> proxies_;  // by value id; keeps proxy impls alive and unique
+  std::unordered_map<const c10::TensorImpl*, ValueId> ids_;
+};
+
+}  // namespace ca::detail
