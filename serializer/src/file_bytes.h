@@ -1,0 +1,19 @@
+#pragma once
+// Whole-file reads and writes shared by the graph and tensor loaders.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ca::detail {
+
+/// Reads the whole regular file at `path`. Throws Error naming the path when it is missing,
+/// not a regular file, unreadable, or larger than `max_bytes` (checked before reading).
+std::vector<uint8_t> read_file_bytes(const std::string& path, size_t max_bytes);
+
+/// Writes `size` bytes to `path` through `path + ".tmp"` and a rename, so that a failed write
+/// never leaves a half-written file under `path`. Throws Error naming the path.
+void write_file_bytes(const std::string& path, const uint8_t* data, size_t size);
+
+}  // namespace ca::detail

@@ -1,0 +1,148 @@
+// Bytes/file -> ca::Graph: envelope check, verifier, conversion, semantic pass, version gates.
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "ca/error.h"
+#include "ca/graph_io.h"
+#include "ca_graph_generated.h"
+#include "file_bytes.h"
+#include "graph_reader.h"
+
+namespace ca {
+namespace {
+
+/// Nesting of tables (graph > node > arg > ... > arg type) the verifier accepts. Deeper than
+/// anything validate_graph accepts, and it bounds the reader's recursion.
+constexpr flatbuffers::uoffset_t kMaxDepth = 64;
+/// Upper bound on tables the verifier visits; also limited to size / 4 per buffer.
+constexpr size_t kMaxTables = size_t{1} << 24;
+/// Root offset plus file identifier.
+constexpr size_t kMinGraphBytes = 8;
+
+/// Names what a buffer that is not a ca-replay graph looks like.
+std::string describe_foreign(const uint8_t* data, size_t size) {
+  if (size >= 4 && std::memcmp(data, "PK\x03\x04", 4) == 0) {
+    return "a zip archive (a torch.save .pt file?), not a ca-replay graph";
+  }
+  const size_t n = std::min<size_t>(size, 16);
+  bool text = true;
+  for (size_t i = 0; i < n; ++i) text = text && (std::isprint(data[i]) || std::isspace(data[i]));
+  std::string head;
+  for (size_t i = 0; i < n; ++i) {
+    char hex[4];
+    std::snprintf(hex, sizeof hex, "%02x", data[i]);
+    head += text ? std::string(1, std::isprint(data[i]) ? char(data[i]) : ' ') : hex;
+  }
+  return std::string("not a ca-replay graph: no 'CAGR' file identifier; it starts with ") +
+         (text ? "text \"" + head + "\"" : "bytes " + head);
+}
+
+void check_envelope(const uint8_t* data, size_t size) {
+  if (size == 0) throw FormatError("empty (0 bytes), expected a ca-replay graph");
+  if (size > kMaxGraphBytes) {
+    throw FormatError(std::to_string(size) + " bytes, more than the limit of " +
+                      std::to_string(kMaxGraphBytes));
+  }
+  if (size >= kMinGraphBytes && flatbuffers::BufferHasIdentifier(data, fb::GraphIdentifier())) {
+    return;
+  }
+  if (size < kMinGraphBytes && !(size >= 4 && std::memcmp(data, "PK\x03\x04", 4) == 0)) {
+    throw FormatError(std::to_string(size) + " bytes, too small for a ca-replay graph (at least " +
+                      std::to_string(kMinGraphBytes) + ")");
+  }
+  throw FormatError(describe_foreign(data, size));
+}
+
+const fb::Graph& verify(const uint8_t* data, size_t size) {
+  flatbuffers::Verifier::Options opts;
+  opts.max_depth = kMaxDepth;
+  opts.max_tables = static_cast<flatbuffers::uoffset_t>(std::min(kMaxTables, size / 4));
+  opts.check_alignment = true;
+  opts.check_nested_flatbuffers = false;
+  flatbuffers::Verifier verifier(data, size, opts);
+  if (!fb::VerifyGraphBuffer(verifier)) {
+    throw FormatError("corrupt or truncated graph (" + std::to_string(size) +
+                      " bytes): FlatBuffers verification failed (bad offset, size, alignment, "
+                      "or nesting deeper than " +
+                      std::to_string(kMaxDepth) + ")");
+  }
+  return *fb::GetGraph(data);
+}
+
+std::string version_message(uint32_t version) {
+  return "graph file format version " + std::to_string(version) +
+         ", this runtime reads format version " + std::to_string(kFormatVersion);
+}
+
+/// "2.13.0+cpu" -> "2.13.0".
+std::string release_of(const std::string& v) { return v.substr(0, v.find('+')); }
+
+void check_torch_version(const Graph& g, const LoadOptions& options) {
+  const std::string runtime = runtime_torch_version();
+  if (options.allow_version_mismatch || release_of(g.torch_version) == release_of(runtime)) {
+    return;
+  }
+  const std::string captured = g.torch_version.empty() ? "an unrecorded version" : g.torch_version;
+  throw VersionError("graph captured with torch " + captured + ", runtime built with " + runtime +
+                     " (allow_version_mismatch / --allow-version-mismatch loads it "
+                     "anyway, at your own risk)");
+}
+
+Graph load_aligned(const uint8_t* data, size_t size, const LoadOptions& options) {
+  check_envelope(data, size);
+  const fb::Graph& root = verify(data, size);
+  Graph g;
+  try {
+    g = detail::read_graph(root, size);
+    validate_graph(g);
+  } catch (const FormatError& e) {
+    // A file of another format version that does not parse as ours: say so first.
+    if (root.format_version() != kFormatVersion) {
+      throw VersionError(version_message(root.format_version()) + " (as format " +
+                         std::to_string(kFormatVersion) + " it fails: " + e.what() + ")");
+    }
+    throw;
+  }
+  if (g.format_version != kFormatVersion) throw VersionError(version_message(g.format_version));
+  check_torch_version(g, options);
+  return g;
+}
+
+}  // namespace
+
+Graph graph_from_bytes(const uint8_t* data, size_t size, const LoadOptions& options) {
+  if (data == nullptr && size != 0) {
+    throw FormatError("null buffer of " + std::to_string(size) + " bytes");
+  }
+  if (reinterpret_cast<uintptr_t>(data) % alignof(uint64_t) == 0 || size == 0 ||
+      size > kMaxGraphBytes) {
+    return load_aligned(data, size, options);
+  }
+  // FlatBuffers reads 8-byte scalars in place: give it an aligned copy.
+  std::vector<uint64_t> aligned((size + 7) / 8);
+  std::memcpy(aligned.data(), data, size);
+  return load_aligned(reinterpret_cast<const uint8_t*>(aligned.data()), size, options);
+}
+
+void save_graph(const Graph& graph, const std::string& path) {
+  const std::vector<uint8_t> bytes = graph_to_bytes(graph);
+  detail::write_file_bytes(path, bytes.data(), bytes.size());
+}
+
+Graph load_graph(const std::string& path, const LoadOptions& options) {
+  const std::vector<uint8_t> bytes = detail::read_file_bytes(path, kMaxGraphBytes);
+  try {
+    return graph_from_bytes(bytes.data(), bytes.size(), options);
+  } catch (const VersionError& e) {
+    throw VersionError(path + ": " + e.what());
+  } catch (const FormatError& e) {
+    throw FormatError(path + ": " + e.what());
+  }
+}
+
+}  // namespace ca

@@ -1,0 +1,191 @@
+#include "graph_reader.h"
+
+#include <c10/core/DeviceType.h>
+
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "ca/error.h"
+#include "fb_enums.h"
+
+namespace ca::detail {
+namespace {
+
+using flatbuffers::Vector;
+
+std::string at(const std::string& path, const char* field, size_t i) {
+  return path + field + "[" + std::to_string(i) + "]";
+}
+
+/// Casts a FlatBuffers enum to its IR mirror after checking it against the enum's MAX.
+template <typename To, typename From>
+To checked(From raw, const std::string& path) {
+  using U = std::underlying_type_t<From>;
+  const U v = static_cast<U>(raw);
+  const U max = static_cast<U>(From::MAX);
+  if (v > max) {
+    throw FormatError(path + ": " + std::to_string(v) + " out of range [0, " +
+                      std::to_string(max + 1) + ")");
+  }
+  return static_cast<To>(v);
+}
+
+class Reader {
+ public:
+  explicit Reader(size_t budget) : budget_(budget) {}
+  Graph graph(const fb::Graph& g);
+
+ private:
+  void charge(size_t units, const std::string& path) {
+    if (units > budget_) {
+      throw FormatError(path +
+                        ": buffer expands past its own size (shared or overlapping "
+                        "offsets); refusing to load it");
+    }
+    budget_ -= units;
+  }
+  std::string str(const flatbuffers::String* s, const std::string& path) {
+    if (s == nullptr) return {};
+    charge(s->size(), path);
+    return s->str();
+  }
+  std::vector<ValueId> ids(const Vector<int32_t>* v, const std::string& path) {
+    if (v == nullptr) return {};
+    charge(size_t{4} * v->size(), path);
+    return std::vector<ValueId>(v->begin(), v->end());
+  }
+  ArgType type(const fb::ArgType* t, const std::string& path);
+  Arg arg(const fb::Arg& a, const std::string& path);
+  TensorMeta meta(const fb::TensorMeta& m, const std::string& path);
+  GraphInput input(const fb::GraphInput& in, const std::string& path);
+  Node node(const fb::Node& n, const std::string& path);
+
+  size_t budget_;
+};
+
+ArgType Reader::type(const fb::ArgType* t, const std::string& path) {
+  ArgType out;
+  if (t == nullptr) return out;
+  charge(4, path);
+  out.kind = checked<ArgType::Kind>(t->kind(), path + ".kind");
+  if (const auto* contained = t->contained()) {
+    charge(size_t{4} * contained->size(), path + ".contained");
+    out.contained.reserve(contained->size());
+    for (size_t i = 0; i < contained->size(); ++i) {
+      out.contained.push_back(type(contained->Get(i), at(path, ".contained", i)));
+    }
+  }
+  return out;
+}
+
+Arg Reader::arg(const fb::Arg& a, const std::string& path) {
+  charge(4, path);
+  Arg out;
+  out.kind = checked<Arg::Kind>(a.kind(), path + ".kind");
+  out.b = a.b();
+  out.i = a.i();
+  out.d = a.d();
+  if (const fb::Complex* c = a.c()) out.c = c10::complex<double>(c->re(), c->im());
+  out.s = str(a.s(), path + ".s");
+  out.device_index = a.device_index();
+  out.ref = a.ref();
+  out.type = type(a.type(), path + ".type");
+  out.value_type = type(a.value_type(), path + ".value_type");
+  if (const auto* items = a.items()) {
+    charge(size_t{4} * items->size(), path + ".items");
+    out.items.reserve(items->size());
+    for (size_t i = 0; i < items->size(); ++i) {
+      out.items.push_back(arg(*items->Get(i), at(path, ".items", i)));
+    }
+  }
+  return out;
+}
+
+TensorMeta Reader::meta(const fb::TensorMeta& m, const std::string& path) {
+  charge(4, path);
+  TensorMeta out;
+  const int dtype = m.dtype();
+  const int num_dtypes = static_cast<int>(c10::ScalarType::Undefined);
+  if (dtype < 0 || dtype >= num_dtypes) {
+    throw FormatError(path + ".dtype: " + std::to_string(dtype) + " out of range [0, " +
+                      std::to_string(num_dtypes) + ")");
+  }
+  out.dtype = static_cast<c10::ScalarType>(dtype);
+  if (const auto* sizes = m.sizes()) {
+    charge(size_t{8} * sizes->size(), path + ".sizes");
+    out.sizes.assign(sizes->begin(), sizes->end());
+  }
+  const auto type = static_cast<c10::DeviceType>(m.device_type());
+  if (m.device_type() < 0 || !c10::isValidDeviceType(type)) {
+    throw FormatError(path + ".device_type: " + std::to_string(m.device_type()) +
+                      " is not a device type");
+  }
+  const int index = m.device_index();
+  if (index < -1 || (type == c10::DeviceType::CPU && index > 0)) {
+    throw FormatError(path + ".device_index: " + std::to_string(index) + " is not valid for " +
+                      c10::DeviceTypeName(type, /*lower_case=*/true));
+  }
+  out.device = c10::Device(type, static_cast<c10::DeviceIndex>(index));
+  out.requires_grad = m.requires_grad();
+  return out;
+}
+
+GraphInput Reader::input(const fb::GraphInput& in, const std::string& path) {
+  charge(4, path);
+  GraphInput out;
+  out.kind = checked<GraphInput::Kind>(in.kind(), path + ".kind");
+  out.name = str(in.name(), path + ".name");
+  if (const fb::TensorMeta* m = in.meta()) out.meta = meta(*m, path + ".meta");
+  out.int_value = in.int_value();
+  out.double_value = in.double_value();
+  return out;
+}
+
+Node Reader::node(const fb::Node& n, const std::string& path) {
+  charge(4, path);
+  Node out;
+  out.kind = checked<NodeKind>(n.kind(), path + ".kind");
+  out.op = str(n.op(), path + ".op");
+  out.overload = str(n.overload(), path + ".overload");
+  out.inputs = ids(n.inputs(), path + ".inputs");
+  if (const auto* args = n.args()) {
+    charge(size_t{4} * args->size(), path + ".args");
+    out.args.reserve(args->size());
+    for (size_t i = 0; i < args->size(); ++i) {
+      out.args.push_back(arg(*args->Get(i), at(path, ".args", i)));
+    }
+  }
+  out.outputs = ids(n.outputs(), path + ".outputs");
+  return out;
+}
+
+Graph Reader::graph(const fb::Graph& g) {
+  charge(4, "graph");
+  Graph out;
+  out.format_version = g.format_version();
+  out.torch_version = str(g.torch_version(), "torch_version");
+  out.num_values = g.num_values();
+  if (const auto* inputs = g.inputs()) {
+    charge(size_t{4} * inputs->size(), "inputs");
+    out.inputs.reserve(inputs->size());
+    for (size_t i = 0; i < inputs->size(); ++i) {
+      out.inputs.push_back(input(*inputs->Get(i), at("", "inputs", i)));
+    }
+  }
+  if (const auto* nodes = g.nodes()) {
+    charge(size_t{4} * nodes->size(), "nodes");
+    out.nodes.reserve(nodes->size());
+    for (size_t i = 0; i < nodes->size(); ++i) {
+      out.nodes.push_back(node(*nodes->Get(i), at("", "nodes", i)));
+    }
+  }
+  out.outputs = ids(g.outputs(), "outputs");
+  return out;
+}
+
+}  // namespace
+
+Graph read_graph(const fb::Graph& root, size_t budget) { return Reader(budget).graph(root); }
+
+}  // namespace ca::detail

@@ -1,0 +1,145 @@
+// ca::Graph -> FlatBuffers bytes (schema/ca_graph.fbs).
+#include <cmath>
+#include <vector>
+
+#include "ca/graph_io.h"
+#include "ca_graph_generated.h"
+#include "fb_enums.h"
+
+namespace ca {
+namespace {
+
+using flatbuffers::Offset;
+using flatbuffers::Vector;
+
+bool is_positive_zero(double v) { return v == 0.0 && !std::signbit(v); }
+
+bool is_default(const ArgType& t) { return t.kind == ArgType::Kind::kAny && t.contained.empty(); }
+
+/// Builds the FlatBuffers form of one graph; children are written before their parents.
+class Writer {
+ public:
+  std::vector<uint8_t> write(const Graph& graph);
+
+ private:
+  /// FlatBuffers leaves out a field equal to its default, and -0.0 == 0.0: force it then.
+  template <typename Add>
+  void add_exact(double v, Add add) {
+    const bool force = v == 0.0 && std::signbit(v);
+    if (force) fbb_.ForceDefaults(true);
+    add(v);
+    if (force) fbb_.ForceDefaults(false);
+  }
+  Offset<flatbuffers::String> string(const std::string& s) {
+    return s.empty() ? 0 : fbb_.CreateString(s);
+  }
+  Offset<Vector<int32_t>> ids(const std::vector<ValueId>& v) {
+    return v.empty() ? 0 : fbb_.CreateVector(v);
+  }
+  Offset<fb::ArgType> type(const ArgType& t);
+  Offset<fb::Arg> arg(const Arg& a);
+  Offset<fb::GraphInput> input(const GraphInput& in);
+  Offset<fb::Node> node(const Node& n);
+
+  flatbuffers::FlatBufferBuilder fbb_{4096};
+};
+
+Offset<fb::ArgType> Writer::type(const ArgType& t) {
+  if (is_default(t)) return 0;
+  Offset<Vector<Offset<fb::ArgType>>> contained = 0;
+  if (!t.contained.empty()) {
+    std::vector<Offset<fb::ArgType>> v;
+    v.reserve(t.contained.size());
+    for (const ArgType& c : t.contained) {
+      // A default child must still be present: vector elements cannot be null.
+      v.push_back(is_default(c) ? fb::CreateArgType(fbb_) : type(c));
+    }
+    contained = fbb_.CreateVector(v);
+  }
+  return fb::CreateArgType(fbb_, static_cast<fb::ArgTypeKind>(t.kind), contained);
+}
+
+Offset<fb::Arg> Writer::arg(const Arg& a) {
+  const auto s = string(a.s);
+  const auto elem_type = type(a.type);
+  const auto value_type = type(a.value_type);
+  Offset<Vector<Offset<fb::Arg>>> items = 0;
+  if (!a.items.empty()) {
+    std::vector<Offset<fb::Arg>> v;
+    v.reserve(a.items.size());
+    for (const Arg& item : a.items) v.push_back(arg(item));
+    items = fbb_.CreateVector(v);
+  }
+  fb::ArgBuilder b(fbb_);
+  b.add_kind(static_cast<fb::ArgKind>(a.kind));
+  b.add_b(a.b);
+  b.add_i(a.i);
+  add_exact(a.d, [&](double v) { b.add_d(v); });
+  const fb::Complex c(a.c.real(), a.c.imag());
+  if (!is_positive_zero(a.c.real()) || !is_positive_zero(a.c.imag())) b.add_c(&c);
+  b.add_s(s);
+  b.add_device_index(a.device_index);
+  b.add_ref(a.ref);
+  b.add_type(elem_type);
+  b.add_value_type(value_type);
+  b.add_items(items);
+  return b.Finish();
+}
+
+Offset<fb::GraphInput> Writer::input(const GraphInput& in) {
+  const auto name = string(in.name);
+  Offset<fb::TensorMeta> meta = 0;
+  if (!(in.meta == TensorMeta{})) {
+    const auto sizes = in.meta.sizes.empty() ? 0 : fbb_.CreateVector(in.meta.sizes);
+    meta = fb::CreateTensorMeta(fbb_, static_cast<int8_t>(in.meta.dtype), sizes,
+                                static_cast<int8_t>(in.meta.device.type()), in.meta.device.index(),
+                                in.meta.requires_grad);
+  }
+  fb::GraphInputBuilder b(fbb_);
+  b.add_kind(static_cast<fb::InputKind>(in.kind));
+  b.add_name(name);
+  b.add_meta(meta);
+  b.add_int_value(in.int_value);
+  add_exact(in.double_value, [&](double v) { b.add_double_value(v); });
+  return b.Finish();
+}
+
+Offset<fb::Node> Writer::node(const Node& n) {
+  const auto op = string(n.op);
+  const auto overload = string(n.overload);
+  const auto inputs = ids(n.inputs);
+  Offset<Vector<Offset<fb::Arg>>> args = 0;
+  if (!n.args.empty()) {
+    std::vector<Offset<fb::Arg>> v;
+    v.reserve(n.args.size());
+    for (const Arg& a : n.args) v.push_back(arg(a));
+    args = fbb_.CreateVector(v);
+  }
+  const auto outputs = ids(n.outputs);
+  return fb::CreateNode(fbb_, static_cast<fb::NodeKind>(n.kind), op, overload, inputs, args,
+                        outputs);
+}
+
+std::vector<uint8_t> Writer::write(const Graph& graph) {
+  const auto torch_version = string(graph.torch_version);
+  std::vector<Offset<fb::GraphInput>> inputs;
+  inputs.reserve(graph.inputs.size());
+  for (const GraphInput& in : graph.inputs) inputs.push_back(input(in));
+  std::vector<Offset<fb::Node>> nodes;
+  nodes.reserve(graph.nodes.size());
+  for (const Node& n : graph.nodes) nodes.push_back(node(n));
+  const auto inputs_vec = inputs.empty() ? 0 : fbb_.CreateVector(inputs);
+  const auto nodes_vec = nodes.empty() ? 0 : fbb_.CreateVector(nodes);
+  const auto outputs = ids(graph.outputs);
+  const auto root = fb::CreateGraph(fbb_, graph.format_version, torch_version, graph.num_values,
+                                    inputs_vec, nodes_vec, outputs);
+  fb::FinishGraphBuffer(fbb_, root);
+  const uint8_t* data = fbb_.GetBufferPointer();
+  return std::vector<uint8_t>(data, data + fbb_.GetSize());
+}
+
+}  // namespace
+
+std::vector<uint8_t> graph_to_bytes(const Graph& graph) { return Writer().write(graph); }
+
+}  // namespace ca

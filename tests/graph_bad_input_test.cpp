@@ -1,0 +1,242 @@
+// Hostile input: truncation, corruption, wrong file types, semantic errors and version gates
+// must all end in a ca::Error with a clear message, never a crash, hang or huge allocation.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ca/error.h"
+#include "ca/graph_io.h"
+#include "ca/tensor_io.h"
+#include "ca_graph_generated.h"
+#include "sample_graphs.h"
+#include "test_util.h"
+
+namespace ca {
+namespace {
+
+void write_file(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+/// Loads `g` through bytes and returns the error message; fails the test if it loads.
+template <typename E = FormatError>
+std::string load_error(const Graph& g, const LoadOptions& options = {}) {
+  const std::vector<uint8_t> bytes = graph_to_bytes(g);
+  try {
+    graph_from_bytes(bytes.data(), bytes.size(), options);
+  } catch (const E& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "graph loaded, expected an error";
+  return "";
+}
+
+template <typename E = FormatError>
+std::string file_error(const std::string& path) {
+  try {
+    load_graph(path);
+  } catch (const E& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << path << " loaded, expected an error";
+  return "";
+}
+
+TEST(GraphBadInput, EmptyBuffer) {
+  try {
+    graph_from_bytes(nullptr, 0);
+    FAIL();
+  } catch (const FormatError& e) {
+    EXPECT_TRUE(test::contains(e.what(), "empty"));
+  }
+}
+
+TEST(GraphBadInput, EmptyFileNamesPath) {
+  const std::string path = test::temp_path("empty.fb");
+  write_file(path, "");
+  const std::string msg = file_error(path);
+  EXPECT_TRUE(test::contains(msg, path));
+  EXPECT_TRUE(test::contains(msg, "empty"));
+  std::remove(path.c_str());
+}
+
+TEST(GraphBadInput, MissingFileNamesPath) {
+  const std::string path = test::temp_path("missing.fb");
+  EXPECT_TRUE(test::contains(file_error<Error>(path), path + ": no such file"));
+}
+
+TEST(GraphBadInput, DirectoryIsRefused) {
+  EXPECT_TRUE(test::contains(file_error<Error>(::testing::TempDir()), "not a regular file"));
+}
+
+TEST(GraphBadInput, PtZipFileIsRefused) {
+  const std::string path = test::temp_path("tensors.pt");
+  save_tensors({}, path);
+  const std::string msg = file_error(path);
+  EXPECT_TRUE(test::contains(msg, path));
+  EXPECT_TRUE(test::contains(msg, "zip archive"));
+  std::remove(path.c_str());
+}
+
+TEST(GraphBadInput, TextFileIsRefused) {
+  const std::string path = test::temp_path("notes.txt");
+  write_file(path, "graph(): this is not a flatbuffer\n");
+  EXPECT_TRUE(test::contains(file_error(path), "text \"graph(): this is"));
+  std::remove(path.c_str());
+}
+
+TEST(GraphBadInput, TinyBuffersAreRefused) {
+  const std::vector<uint8_t> bytes = {'C', 'A', 'G'};
+  try {
+    graph_from_bytes(bytes.data(), bytes.size());
+    FAIL();
+  } catch (const FormatError& e) {
+    EXPECT_TRUE(test::contains(e.what(), "too small"));
+  }
+}
+
+TEST(GraphBadInput, TruncatedAtEverySixteenth) {
+  const std::vector<uint8_t> bytes = graph_to_bytes(test::sample_graph());
+  for (size_t k = 0; k < 16; ++k) {
+    const size_t size = bytes.size() * k / 16;
+    const std::vector<uint8_t> cut(bytes.begin(), bytes.begin() + static_cast<long>(size));
+    EXPECT_THROW(graph_from_bytes(cut.data(), cut.size()), FormatError) << size << " bytes";
+  }
+}
+
+/// Loads corrupted bytes: either a valid graph or a ca::Error; anything else fails the test.
+bool loads(const std::vector<uint8_t>& bytes) {
+  try {
+    const Graph g = graph_from_bytes(bytes.data(), bytes.size());
+    validate_graph(g);
+    EXPECT_FALSE(dump_graph(g).empty());
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+TEST(GraphBadInput, ThousandRandomByteCorruptions) {
+  const std::vector<uint8_t> valid = graph_to_bytes(test::sample_graph());
+  std::mt19937 rng(20261202);
+  std::uniform_int_distribution<size_t> pos(0, valid.size() - 1);
+  std::uniform_int_distribution<int> delta(1, 255);
+  int loaded = 0;
+  for (int trial = 0; trial < 1000; ++trial) {
+    std::vector<uint8_t> bytes = valid;
+    bytes[pos(rng)] ^= static_cast<uint8_t>(delta(rng));
+    loaded += loads(bytes);
+  }
+  std::printf("1000 corruptions: %d loaded as valid graphs, %d refused\n", loaded, 1000 - loaded);
+  EXPECT_LT(loaded, 1000);
+}
+
+TEST(GraphBadInput, EveryByteFlippedInTinyGraph) {
+  const std::vector<uint8_t> valid = graph_to_bytes(test::tiny_graph());
+  for (size_t i = 0; i < valid.size(); ++i) {
+    std::vector<uint8_t> bytes = valid;
+    bytes[i] ^= 0xff;
+    loads(bytes);
+  }
+}
+
+TEST(GraphBadInput, OutOfRangeValueId) {
+  Graph g = test::sample_graph();
+  g.nodes[3].inputs[0] = 93;
+  EXPECT_EQ(load_error(g), "nodes[3].inputs[0]: value id 93 out of range [0, 15)");
+}
+
+TEST(GraphBadInput, UseBeforeDefine) {
+  Graph g = test::sample_graph();
+  g.nodes[2].inputs[0] = 11;  // defined by node 3
+  EXPECT_EQ(load_error(g),
+            "nodes[2].inputs[0]: value id 11 used before its definition by nodes[3]");
+}
+
+TEST(GraphBadInput, BadEnumIsNamed) {
+  Graph g = test::sample_graph();
+  g.nodes[0].args[0].kind = static_cast<Arg::Kind>(99);
+  EXPECT_EQ(load_error(g), "nodes[0].args[0].kind: 99 out of range [0, 15)");
+  g = test::sample_graph();
+  g.inputs[0].meta.dtype = static_cast<c10::ScalarType>(120);
+  EXPECT_TRUE(test::contains(load_error(g), "inputs[0].meta.dtype: 120 out of range"));
+}
+
+TEST(GraphBadInput, FutureFormatVersion) {
+  Graph g = test::sample_graph();
+  g.format_version = kFormatVersion + 1;
+  const std::string msg = load_error<VersionError>(g);
+  EXPECT_TRUE(test::contains(msg, "format version " + std::to_string(kFormatVersion + 1)));
+  EXPECT_TRUE(test::contains(msg, "reads format version " + std::to_string(kFormatVersion)));
+}
+
+TEST(GraphBadInput, FutureFormatThatDoesNotParseSaysVersion) {
+  Graph g = test::sample_graph();
+  g.format_version = 7;
+  g.nodes[3].inputs[0] = 93;
+  EXPECT_TRUE(test::contains(load_error<VersionError>(g), "format version 7"));
+}
+
+TEST(GraphBadInput, TorchVersionMismatch) {
+  Graph g = test::sample_graph();
+  g.torch_version = "2.11.0";
+  const std::string msg = load_error<VersionError>(g);
+  EXPECT_TRUE(test::contains(
+      msg, "graph captured with torch 2.11.0, runtime built with " + runtime_torch_version()));
+  LoadOptions allow;
+  allow.allow_version_mismatch = true;
+  const std::vector<uint8_t> bytes = graph_to_bytes(g);
+  EXPECT_EQ(graph_from_bytes(bytes.data(), bytes.size(), allow), g);
+}
+
+TEST(GraphBadInput, TorchLocalVersionSuffixIsIgnored) {
+  Graph g = test::sample_graph();
+  g.torch_version = runtime_torch_version() + "+cpu";
+  const std::vector<uint8_t> bytes = graph_to_bytes(g);
+  EXPECT_EQ(graph_from_bytes(bytes.data(), bytes.size()), g);
+}
+
+TEST(GraphBadInput, VersionErrorFromFileNamesPath) {
+  Graph g = test::sample_graph();
+  g.torch_version = "1.0.0";
+  const std::string path = test::temp_path("old.fb");
+  save_graph(g, path);
+  EXPECT_TRUE(
+      test::contains(file_error<VersionError>(path), path + ": graph captured with torch 1.0.0"));
+  std::remove(path.c_str());
+}
+
+TEST(GraphBadInput, DeepNestingIsRefused) {
+  for (int depth : {40, 100}) {  // past validate_graph's limit; past the verifier's
+    Arg a = Arg::integer(1);
+    for (int i = 0; i < depth; ++i) a = Arg::tuple({a});
+    Graph g = test::sample_graph();
+    g.nodes[0].args = {a};
+    EXPECT_TRUE(test::contains(load_error(g), "deeper than")) << depth;
+  }
+}
+
+/// A buffer whose nodes all share one long op string: valid to the verifier, but it would
+/// expand to nodes x string bytes in memory.
+TEST(GraphBadInput, SharedOffsetsCannotExpand) {
+  flatbuffers::FlatBufferBuilder fbb;
+  const auto op = fbb.CreateString(std::string(64 * 1024, 'x'));
+  std::vector<flatbuffers::Offset<fb::Node>> nodes;
+  for (int i = 0; i < 4096; ++i) nodes.push_back(fb::CreateNode(fbb, fb::NodeKind::Functional, op));
+  const auto root = fb::CreateGraph(fbb, kFormatVersion, fbb.CreateString(runtime_torch_version()),
+                                    0, 0, fbb.CreateVector(nodes));
+  fb::FinishGraphBuffer(fbb, root);
+  try {
+    graph_from_bytes(fbb.GetBufferPointer(), fbb.GetSize());
+    FAIL();
+  } catch (const FormatError& e) {
+    EXPECT_TRUE(test::contains(e.what(), "expands past its own size"));
+  }
+}
+
+}  // namespace
+}  // namespace ca

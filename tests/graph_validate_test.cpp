@@ -1,0 +1,149 @@
+// ca::validate_graph: each structural rule of graph.h, one mutation of a valid graph at a time.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ca/error.h"
+#include "ca/graph.h"
+#include "sample_graphs.h"
+#include "test_util.h"
+
+namespace ca {
+namespace {
+
+struct Case {
+  const char* name;
+  std::function<void(Graph&)> mutate;
+  const char* message;  ///< expected substring of the FormatError
+};
+
+const std::vector<Case>& cases() {
+  using test::make_node;
+  static const std::vector<Case> kCases = {
+      {"node input out of range", [](Graph& g) { g.nodes[3].inputs[0] = 93; },
+       "nodes[3].inputs[0]: value id 93 out of range [0, 15)"},
+      {"negative id", [](Graph& g) { g.nodes[4].inputs[1] = -7; },
+       "nodes[4].inputs[1]: value id -7 out of range [0, 15)"},
+      {"undefined input where not allowed", [](Graph& g) { g.nodes[3].inputs[0] = kNoValue; },
+       "nodes[3].inputs[0]: value id -1 out of range"},
+      {"use before define", [](Graph& g) { g.nodes[2].inputs[0] = 11; },
+       "nodes[2].inputs[0]: value id 11 used before its definition by nodes[3]"},
+      {"own output as input", [](Graph& g) { g.nodes[2].inputs[0] = 9; },
+       "value id 9 used before its definition by nodes[2]"},
+      {"defined twice", [](Graph& g) { g.nodes[2].outputs[0] = 7; },
+       "nodes[2].outputs[0]: value id 7 already defined by nodes[1]"},
+      {"output redefines an input", [](Graph& g) { g.nodes[2].outputs[0] = 1; },
+       "nodes[2].outputs[0]: value id 1 already defined by inputs[1]"},
+      {"num_values too large", [](Graph& g) { g.num_values = 1000000000; },
+       "num_values: 1000000000 out of range [5, 17)"},
+      {"num_values below inputs", [](Graph& g) { g.num_values = 2; },
+       "num_values: 2 out of range [5, 17)"},
+      {"value never defined", [](Graph& g) { g.num_values = 16; },
+       "value id 15 is defined by no node"},
+      {"graph output out of range", [](Graph& g) { g.outputs[0] = 15; },
+       "outputs[0]: value id 15 out of range [0, 15)"},
+      {"graph output is a scalar", [](Graph& g) { g.outputs[0] = 3; },
+       "outputs[0]: value id 3 is the scalar input 'size.0', expected a tensor"},
+      {"empty functional op", [](Graph& g) { g.nodes[0].op.clear(); },
+       "nodes[0].op: empty op name"},
+      {"empty aten op", [](Graph& g) { g.nodes[4].op.clear(); }, "nodes[4].op: empty op name"},
+      {"bad node kind", [](Graph& g) { g.nodes[1].kind = static_cast<NodeKind>(42); },
+       "nodes[1].kind: kind 42 out of range [0, 7)"},
+      {"accumulate arity", [](Graph& g) { g.nodes[2].inputs.push_back(kNoValue); },
+       "nodes[2].inputs: 3 inputs, expected 2"},
+      {"accumulate outputs", [](Graph& g) { g.nodes[2].outputs.push_back(kNoValue); },
+       "nodes[2].outputs: 2 outputs, expected 1"},
+      {"validate_outputs arity", [](Graph& g) { g.nodes[1].outputs.push_back(kNoValue); },
+       "nodes[1].outputs: 3 outputs for as many inputs, expected 2"},
+      {"validate_outputs args", [](Graph& g) { g.nodes[1].args.clear(); },
+       "nodes[1].args: 0 args, expected 1"},
+      {"prologue outputs", [](Graph& g) { g.nodes[3].outputs.pop_back(); },
+       "nodes[3].outputs: 2 outputs, expected 3"},
+      {"prologue args", [](Graph& g) { g.nodes[3].args.pop_back(); },
+       "nodes[3].args: 1 args, expected 2"},
+      {"epilogue inputs", [](Graph& g) { g.nodes[5].inputs.resize(1); },
+       "nodes[5].inputs: 1 inputs, expected at least 2"},
+      {"accumulate_grad outputs", [](Graph& g) { g.nodes[6].outputs = {kNoValue}; },
+       "nodes[6].outputs: 1 outputs, expected 0"},
+      {"accumulate_grad arg kind", [](Graph& g) { g.nodes[6].args[0] = Arg::integer(1); },
+       "nodes[6].args[0]: has_post_hooks must be a bool"},
+      {"accumulate_grad variable not an input", [](Graph& g) { g.nodes[6].inputs[0] = 13; },
+       "nodes[6].inputs[0]: value id 13 is not a graph input"},
+      {"accumulate_grad variable undefined", [](Graph& g) { g.nodes[6].inputs[0] = kNoValue; },
+       "nodes[6].inputs[0]: value id -1 out of range"},
+      {"node input is an int input", [](Graph& g) { g.nodes[0].inputs[0] = 3; },
+       "nodes[0].inputs[0]: value id 3 is the scalar input 'size.0', expected a tensor"},
+      {"tensor arg ref before define", [](Graph& g) { g.nodes[0].args[0] = Arg::tensor(12); },
+       "nodes[0].args[0].ref: value id 12 used before its definition by nodes[3]"},
+      {"nested tensor ref out of range",
+       [](Graph& g) { g.nodes[0].args[0] = Arg::tuple({Arg::tuple({Arg::tensor(99)})}); },
+       "nodes[0].args[0].items[0].items[0].ref: value id 99 out of range [0, 15)"},
+      {"symint ref to a tensor input", [](Graph& g) { g.nodes[0].args[0] = test::sym_int(2); },
+       "nodes[0].args[0].ref: value id 2 is not an int graph input"},
+      {"symint ref past inputs", [](Graph& g) { g.nodes[0].args[0] = test::sym_int(7); },
+       "nodes[0].args[0].ref: symint input id 7 out of range [0, 5)"},
+      {"bad arg kind", [](Graph& g) { g.nodes[0].args[1].kind = static_cast<Arg::Kind>(15); },
+       "nodes[0].args[1].kind: kind 15 out of range [0, 15)"},
+      {"bad scalar type payload",
+       [](Graph& g) { g.nodes[0].args[0] = test::with_kind(Arg::Kind::kScalarType, 100); },
+       "nodes[0].args[0].i: scalar type 100 out of range"},
+      {"bad layout payload",
+       [](Graph& g) { g.nodes[0].args[0] = test::with_kind(Arg::Kind::kLayout, -1); },
+       "nodes[0].args[0].i: layout -1 out of range"},
+      {"bad device", [](Graph& g) { g.nodes[0].args[0] = test::with_kind(Arg::Kind::kDevice, 77); },
+       "nodes[0].args[0]: device type 77 index -1 is not a valid device"},
+      {"odd dict items",
+       [](Graph& g) { g.nodes[0].args[0] = test::dict_arg({}, {}, {Arg::integer(1)}); },
+       "nodes[0].args[0].items: 1 items, a dict needs key/value pairs"},
+      {"items on a scalar",
+       [](Graph& g) {
+         Arg a = Arg::integer(1);
+         a.items = {Arg::none()};
+         g.nodes[0].args[0] = a;
+       },
+       "nodes[0].args[0].items: 1 items on an arg that is not a list, tuple or dict"},
+      {"list type without element",
+       [](Graph& g) { g.nodes[0].args[0] = Arg::list(test::nested(ArgType::Kind::kList, {}), {}); },
+       "nodes[0].args[0].type.contained: 0 contained types, expected 1"},
+      {"bad input dtype",
+       [](Graph& g) { g.inputs[1].meta.dtype = static_cast<c10::ScalarType>(-3); },
+       "inputs[1].meta.dtype: scalar type -3 out of range"},
+  };
+  return kCases;
+}
+
+TEST(GraphValidate, SampleGraphIsValid) { EXPECT_NO_THROW(validate_graph(test::sample_graph())); }
+
+TEST(GraphValidate, TinyAndEmptyGraphsAreValid) {
+  EXPECT_NO_THROW(validate_graph(test::tiny_graph()));
+  EXPECT_NO_THROW(validate_graph(Graph{}));
+}
+
+TEST(GraphValidate, EachRuleNamesPathValueAndBound) {
+  for (const Case& c : cases()) {
+    Graph g = test::sample_graph();
+    c.mutate(g);
+    try {
+      validate_graph(g);
+      ADD_FAILURE() << c.name << ": no error";
+    } catch (const FormatError& e) {
+      EXPECT_TRUE(test::contains(e.what(), c.message)) << c.name;
+    }
+  }
+}
+
+TEST(GraphValidate, UndefinedTensorsAllowedWhereDocumented) {
+  Graph g = test::sample_graph();
+  g.nodes[0].inputs = {kNoValue};              // functional grads
+  g.nodes[1].inputs = {kNoValue, 6};           // validate_outputs
+  g.nodes[2].inputs = {kNoValue, kNoValue};    // accumulate
+  g.nodes[6].inputs[1] = kNoValue;             // accumulate_grad's grad
+  g.nodes[0].args[0] = Arg::tensor(kNoValue);  // undefined saved tensor
+  g.outputs = {kNoValue};
+  EXPECT_NO_THROW(validate_graph(g));
+}
+
+}  // namespace
+}  // namespace ca

@@ -1,0 +1,22 @@
+#pragma once
+// Small helpers shared by the serializer tests.
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <string>
+
+namespace ca::test {
+
+/// Passes when `text` contains `part`; the failure message shows both.
+inline ::testing::AssertionResult contains(const std::string& text, const std::string& part) {
+  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "\"" << text << "\" does not contain \"" << part << "\"";
+}
+
+/// A path in gtest's temp folder, unique to this process and `name`.
+inline std::string temp_path(const std::string& name) {
+  return ::testing::TempDir() + "ca_test_" + std::to_string(::getpid()) + "_" + name;
+}
+
+}  // namespace ca::test
