@@ -2,6 +2,7 @@
 
 #include <torch/version.h>
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -75,6 +76,16 @@ const char* node_kind_name(NodeKind kind) {
     case NodeKind::kAten: return "aten";
   }
   return "unknown";
+}
+
+std::vector<size_t> grad_targets(const Graph& graph) {
+  std::vector<size_t> targets;
+  for (const Node& n : graph.nodes) {
+    if (n.kind != NodeKind::kAccumulateGrad || n.inputs.empty()) continue;
+    const auto k = static_cast<size_t>(n.inputs[0]);
+    if (std::find(targets.begin(), targets.end(), k) == targets.end()) targets.push_back(k);
+  }
+  return targets;
 }
 
 std::string runtime_torch_version() {

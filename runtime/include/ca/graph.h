@@ -151,6 +151,10 @@ struct Graph {
   }
 };
 
+/// Graph-input indices that accumulate_grad nodes write, unique, in order of first write: the
+/// parameters whose gradients a replay produces.
+std::vector<size_t> grad_targets(const Graph& graph);
+
 /// The torch version this build was compiled against, "MAJOR.MINOR.PATCH".
 std::string runtime_torch_version();
 

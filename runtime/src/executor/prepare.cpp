@@ -187,14 +187,7 @@ PreparedGraph prepare(Graph graph) {
   }
   if (!missing.empty()) throw_missing(missing);
   plan_frees(pg);
-  for (const Node& n : pg.graph.nodes) {
-    if (n.kind != NodeKind::kAccumulateGrad) continue;
-    const auto target = static_cast<size_t>(n.inputs[0]);
-    if (std::find(pg.grad_targets.begin(), pg.grad_targets.end(), target) ==
-        pg.grad_targets.end()) {
-      pg.grad_targets.push_back(target);
-    }
-  }
+  pg.grad_targets = grad_targets(pg.graph);
   return pg;
 }
 

@@ -1,0 +1,126 @@
+// replay --graph: load, replay, then optionally save, check, benchmark and profile.
+#include <ATen/ATen.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "ca/error.h"
+#include "ca/executor.h"
+#include "ca/graph_io.h"
+#include "ca/tensor_io.h"
+#include "commands.h"
+#include "replay_report.h"
+
+namespace ca::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+// Replays leave .grad on the loaded parameters; each timed run starts from none, like a step
+// after zero_grad(set_to_none=True).
+void clear_grads(Executor& ex, const std::vector<at::Tensor>& inputs) {
+  for (size_t k : ex.grad_targets()) inputs[k].mutable_grad().reset();
+}
+
+std::vector<double> bench(Executor& ex, const std::vector<at::Tensor>& inputs, int n) {
+  std::vector<double> ms;
+  for (int i = 0; i < n; ++i) {
+    clear_grads(ex, inputs);
+    const auto start = Clock::now();
+    ex.run(inputs);
+    ms.push_back(ms_since(start));
+  }
+  return ms;
+}
+
+void print_profile(Executor& ex, const std::vector<at::Tensor>& inputs) {
+  clear_grads(ex, inputs);
+  RunProfile profile;
+  ex.run(inputs, &profile);
+  double total = 0;
+  for (double s : profile.node_seconds) total += s;
+  std::fprintf(stderr, "profile (one replay, %.3f ms in nodes):\n", total * 1e3);
+  for (const auto& [op, t] : profile_by_op(ex.graph(), profile)) {
+    std::fprintf(stderr, "  %10.3f ms %5.1f%% %5d x  %s\n", t.first * 1e3,
+                 total > 0 ? 100.0 * t.first / total : 0.0, t.second, op.c_str());
+  }
+}
+
+void save_grads(const std::vector<at::Tensor>& grads, const std::string& path) {
+  std::vector<at::Tensor> out;
+  for (size_t i = 0; i < grads.size(); ++i) {
+    if (!grads[i].defined()) {
+      throw Error("--out: gradient " + std::to_string(i) + " is undefined (no gradient reached "
+                  "it); .pt lists cannot hold it");
+    }
+    out.push_back(grads[i]);
+  }
+  save_tensors(out, path);
+}
+
+}  // namespace
+
+int cmd_replay(const Options& o) {
+  if (o.inputs.empty()) throw Error("--graph needs --inputs FILE (the graph's input tensors)");
+  LoadOptions load;
+  load.allow_version_mismatch = o.allow_version_mismatch;
+  auto start = Clock::now();
+  Executor ex(load_graph(o.graph, load));
+  const std::vector<at::Tensor> inputs = load_tensors(o.inputs);
+  const double load_ms = ms_since(start);
+
+  start = Clock::now();
+  const std::vector<at::Tensor> grads = ex.run(inputs);
+  const double first_ms = ms_since(start);
+  if (!o.out.empty()) save_grads(grads, o.out);
+
+  CheckResult check;
+  if (!o.check.empty()) check = compare(grads, load_tensors(o.check), o.rtol, o.atol);
+  std::vector<double> times;
+  if (o.bench > 0) {
+    clear_grads(ex, inputs);
+    ex.run(inputs);  // warm-up
+    times = bench(ex, inputs, o.bench);
+  }
+  if (o.profile) print_profile(ex, inputs);
+
+  const Graph& g = ex.graph();
+  const Stats st = stats_of(times);
+  std::fprintf(stderr, "replayed %s: %zu nodes, %zu inputs, %zu gradients; load %.2f ms, first "
+               "replay %.3f ms, peak RSS %.0f MiB\n",
+               o.graph.c_str(), g.nodes.size(), g.inputs.size(), grads.size(), load_ms, first_ms,
+               peak_rss_mib());
+  if (o.bench > 0) {
+    std::fprintf(stderr, "bench %d replays: min %.3f ms, median %.3f ms, max %.3f ms; %.2f us "
+                 "per node (median)\n",
+                 o.bench, st.min, st.median, st.max, 1e3 * st.median / std::max<size_t>(1, g.nodes.size()));
+  }
+  if (!o.check.empty()) {
+    for (const std::string& p : check.problems) std::fprintf(stderr, "mismatch: %s\n", p.c_str());
+    std::fprintf(stderr, "check vs %s: max abs err %.3g, max rel err %.3g (rtol %g, atol %g): %s\n",
+                 o.check.c_str(), check.max_abs, check.max_rel, o.rtol, o.atol,
+                 check.ok ? "OK" : "MISMATCH");
+  }
+  if (o.json) {
+    std::printf("{\"graph\": %s, \"nodes\": %zu, \"inputs\": %zu, \"gradients\": %zu, "
+                "\"load_ms\": %.4f, \"first_replay_ms\": %.4f, \"peak_rss_mib\": %.1f",
+                json_string(o.graph).c_str(), g.nodes.size(), g.inputs.size(), grads.size(),
+                load_ms, first_ms, peak_rss_mib());
+    if (o.bench > 0) {
+      std::printf(", \"bench\": {\"runs\": %d, \"min_ms\": %.4f, \"median_ms\": %.4f, "
+                  "\"max_ms\": %.4f}", o.bench, st.min, st.median, st.max);
+    }
+    if (!o.check.empty()) {
+      std::printf(", \"check\": {\"ok\": %s, \"max_abs\": %.6g, \"max_rel\": %.6g}",
+                  check.ok ? "true" : "false", check.max_abs, check.max_rel);
+    }
+    std::printf("}\n");
+  }
+  return check.ok ? 0 : 1;
+}
+
+}  // namespace ca::cli

@@ -1,0 +1,101 @@
+#include "replay_report.h"
+
+#include <ATen/ATen.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+namespace ca::cli {
+
+CheckResult compare(const std::vector<at::Tensor>& got, const std::vector<at::Tensor>& want,
+                    double rtol, double atol) {
+  CheckResult r;
+  if (got.size() != want.size()) {
+    r.ok = false;
+    r.problems.push_back("expected " + std::to_string(want.size()) + " tensors, replay gave " +
+                         std::to_string(got.size()));
+    return r;
+  }
+  for (size_t i = 0; i < got.size(); ++i) {
+    const std::string at = "tensor " + std::to_string(i);
+    if (!got[i].defined() || !want[i].defined()) {
+      if (got[i].defined() != want[i].defined()) {
+        r.ok = false;
+        r.problems.push_back(at + ": one side is undefined");
+      }
+      continue;
+    }
+    if (got[i].scalar_type() != want[i].scalar_type() || got[i].sizes() != want[i].sizes()) {
+      r.ok = false;
+      r.problems.push_back(at + ": got " + std::string(c10::toString(got[i].scalar_type())) +
+                           c10::str(got[i].sizes()) + ", expected " +
+                           c10::toString(want[i].scalar_type()) + c10::str(want[i].sizes()));
+      continue;
+    }
+    if (got[i].numel() == 0) continue;
+    const auto g = got[i].to(at::kDouble), w = want[i].to(at::kDouble);
+    const auto diff = (g - w).abs();
+    const double abs_err = diff.max().item<double>();
+    const double rel_err = abs_err / std::max(w.abs().max().item<double>(), 1e-30);
+    r.max_abs = std::max(r.max_abs, abs_err);
+    r.max_rel = std::max(r.max_rel, rel_err);
+    const auto bad = (diff > atol + rtol * w.abs()).sum().item<int64_t>();
+    if (bad > 0) {
+      r.ok = false;
+      r.problems.push_back(at + ": " + std::to_string(bad) + " of " +
+                           std::to_string(got[i].numel()) + " elements off (max abs " +
+                           c10::str(abs_err) + ")");
+    }
+  }
+  return r;
+}
+
+Stats stats_of(std::vector<double> s) {
+  if (s.empty()) return {};
+  std::sort(s.begin(), s.end());
+  return {s.front(), s[s.size() / 2], s.back()};
+}
+
+std::vector<std::pair<std::string, std::pair<double, int>>> profile_by_op(
+    const Graph& graph, const RunProfile& profile) {
+  std::map<std::string, std::pair<double, int>> by_op;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    const Node& n = graph.nodes[i];
+    const std::string key = n.kind == NodeKind::kFunctional || n.kind == NodeKind::kAten
+                                ? n.op
+                                : node_kind_name(n.kind);
+    by_op[key].first += profile.node_seconds[i];
+    by_op[key].second += 1;
+  }
+  std::vector<std::pair<std::string, std::pair<double, int>>> out(by_op.begin(), by_op.end());
+  std::sort(out.begin(), out.end(),
+            [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+  return out;
+}
+
+double peak_rss_mib() {
+  rusage usage{};
+  if (getrusage(RUSAGE_SELF, &usage) != 0) return 0.0;
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // Linux reports KiB
+}
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+}  // namespace ca::cli

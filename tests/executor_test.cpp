@@ -1,0 +1,136 @@
+// The executor refuses bad inputs and unknown ops with errors that name the problem.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <string>
+
+#include "ca/capture.h"
+#include "ca/error.h"
+#include "ca/executor.h"
+
+namespace ca {
+namespace {
+
+CaptureResult small_capture() {
+  torch::manual_seed(0);
+  auto w = torch::randn({3, 4}, torch::requires_grad());
+  auto x = torch::randn({2, 4});
+  return capture({torch::linear(x, w).sum()});
+}
+
+std::vector<at::Tensor> copies(const std::vector<at::Tensor>& ts) {
+  std::vector<at::Tensor> out;
+  for (const auto& t : ts) out.push_back(t.detach().clone());
+  return out;
+}
+
+template <class E>
+std::string message_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const E& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected an exception";
+  return "";
+}
+
+TEST(Executor, WrongInputCountNamesBoth) {
+  CaptureResult cap = small_capture();
+  Executor ex(cap.graph);
+  auto inputs = copies(cap.inputs);
+  inputs.pop_back();
+  const std::string msg = message_of<InputError>([&] { ex.run(inputs); });
+  EXPECT_NE(msg.find("expected " + std::to_string(cap.inputs.size()) + " inputs, got " +
+                     std::to_string(inputs.size())),
+            std::string::npos)
+      << msg;
+}
+
+TEST(Executor, WrongDtypeAndShapeNameTheInput) {
+  CaptureResult cap = small_capture();
+  Executor ex(cap.graph);
+  auto inputs = copies(cap.inputs);
+  const size_t k = inputs.size() - 1;
+  inputs[k] = inputs[k].to(torch::kDouble);
+  std::string msg = message_of<InputError>([&] { ex.run(inputs); });
+  EXPECT_NE(msg.find("input " + std::to_string(k) + " (" + cap.graph.inputs[k].name + ")"),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("Double"), std::string::npos) << msg;
+  inputs = copies(cap.inputs);
+  inputs[0] = torch::zeros({7});
+  msg = message_of<InputError>([&] { ex.run(inputs); });
+  EXPECT_NE(msg.find("[7]"), std::string::npos) << msg;
+}
+
+TEST(Executor, WrongDeviceIsRefused) {
+  CaptureResult cap = small_capture();
+  Executor ex(cap.graph);
+  auto inputs = copies(cap.inputs);
+  inputs[0] = inputs[0].to(torch::kMeta);
+  EXPECT_THROW(ex.run(inputs), InputError);
+}
+
+TEST(Executor, UnknownOpsAreAllListed) {
+  Graph g = small_capture().graph;
+  int renamed = 0;
+  for (Node& n : g.nodes) {
+    if (n.kind == NodeKind::kFunctional) n.op = "NoSuchBackward" + std::to_string(renamed++ % 2);
+  }
+  ASSERT_GE(renamed, 2);
+  const std::string msg = message_of<OpNotFoundError>([&] { Executor ex(g); });
+  EXPECT_NE(msg.find("NoSuchBackward0"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("NoSuchBackward1"), std::string::npos) << msg;
+}
+
+TEST(Executor, ArgsThatDoNotFitTheSchemaAreRefused) {
+  Graph g = small_capture().graph;
+  for (Node& n : g.nodes) {
+    if (n.kind == NodeKind::kFunctional && !n.args.empty()) {
+      n.args.back() = Arg::string("not what the op packs");
+      break;
+    }
+  }
+  EXPECT_THROW(Executor ex(g), FormatError);
+}
+
+TEST(Executor, ReplayMatchesEagerAndAccumulatesLikeBackward) {
+  CaptureResult cap = small_capture();
+  Executor ex(cap.graph);
+  auto inputs = copies(cap.inputs);
+  const at::Tensor first = ex.run(inputs).at(0).clone();
+  const auto second = ex.run(inputs);  // .grad accumulates, as two backward() calls would
+  ASSERT_EQ(ex.grad_targets().size(), 1u);
+  EXPECT_TRUE(torch::allclose(second[0], first * 2));
+}
+
+TEST(Capture, RefusesNodesWithHooks) {
+  auto w = torch::randn({3}, torch::requires_grad());
+  auto y = w * 2;
+  y.register_hook([](const at::Tensor& g) { return g * 2; });
+  try {
+    capture({y.sum()});
+    FAIL() << "expected CaptureError";
+  } catch (const CaptureError& e) {
+    EXPECT_NE(std::string(e.what()).find("MulBackward1"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("hook"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Capture, NonScalarRootNeedsGrad) {
+  auto w = torch::randn({3}, torch::requires_grad());
+  EXPECT_THROW(capture({w * 2}), CaptureError);
+  EXPECT_THROW(capture({torch::randn({3})}), CaptureError);  // nothing requires grad
+}
+
+TEST(Capture, LeavesTheAutogradGraphUsable) {
+  auto w = torch::randn({4}, torch::requires_grad());
+  auto loss = (w.exp() * w).sum();
+  capture({loss});
+  loss.backward();
+  EXPECT_TRUE(torch::allclose(w.grad(), w.exp() * w + w.exp()));
+}
+
+}  // namespace
+}  // namespace ca

@@ -1,0 +1,34 @@
+"""Shared fixtures: where the build is, and a captured example graph in a temp folder."""
+import os
+import pathlib
+import subprocess
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BUILD = pathlib.Path(os.environ.get("CA_BUILD", ROOT / "build"))
+
+
+def tool(*parts):
+    path = BUILD.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"{path} is not built")
+    return str(path)
+
+
+@pytest.fixture
+def replay():
+    return tool("apps", "replay", "replay")
+
+
+@pytest.fixture
+def example(tmp_path):
+    """bwd.fb, batch.pt and expected.pt of the bundled MLP, captured in C++."""
+    exe = tool("apps", "capture_example", "capture_example")
+    subprocess.run([exe, "--out", str(tmp_path), "--depth", "2", "--width", "16"], check=True,
+                   capture_output=True)
+    return tmp_path
+
+
+def run(*args):
+    return subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=120)

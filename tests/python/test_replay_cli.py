@@ -1,0 +1,102 @@
+"""The replay CLI end to end, with Python torch reading and writing the .pt files."""
+import json
+
+import torch
+
+from conftest import run
+
+
+def test_help_explains_every_mode(replay):
+    r = run(replay, "--help")
+    assert r.returncode == 0
+    for flag in ("--graph", "--inputs", "--check", "--bench", "--verify", "--dump", "--list-ops"):
+        assert flag in r.stdout
+
+
+def test_replay_matches_eager_gradients_written_by_cpp(replay, example):
+    out = example / "grads.pt"
+    r = run(replay, "--graph", example / "bwd.fb", "--inputs", example / "batch.pt",
+            "--check", example / "expected.pt", "--out", out)
+    assert r.returncode == 0, r.stderr
+    assert "OK" in r.stderr
+    got = torch.load(out)
+    want = torch.load(example / "expected.pt")
+    assert len(got) == len(want) > 0
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        torch.testing.assert_close(g, w, rtol=1e-6, atol=1e-7)
+
+
+def test_inputs_saved_by_python_are_accepted(replay, example, tmp_path):
+    batch = torch.load(example / "batch.pt")
+    torch.save([t.clone() for t in batch], tmp_path / "resaved.pt")
+    r = run(replay, "--graph", example / "bwd.fb", "--inputs", tmp_path / "resaved.pt",
+            "--check", example / "expected.pt")
+    assert r.returncode == 0, r.stderr
+
+
+def test_check_mismatch_exits_1_and_says_which(replay, example, tmp_path):
+    want = torch.load(example / "expected.pt")
+    want[1] = want[1] + 1e-2
+    torch.save(want, tmp_path / "wrong.pt")
+    r = run(replay, "--graph", example / "bwd.fb", "--inputs", example / "batch.pt",
+            "--check", tmp_path / "wrong.pt")
+    assert r.returncode == 1
+    assert "MISMATCH" in r.stderr and "tensor 1" in r.stderr
+
+
+def test_wrong_input_count_is_a_clear_error(replay, example, tmp_path):
+    batch = torch.load(example / "batch.pt")
+    torch.save(batch[:-1], tmp_path / "short.pt")
+    r = run(replay, "--graph", example / "bwd.fb", "--inputs", tmp_path / "short.pt")
+    assert r.returncode == 2
+    assert f"expected {len(batch)} inputs, got {len(batch) - 1}" in r.stderr
+
+
+def test_wrong_input_dtype_names_the_input(replay, example, tmp_path):
+    batch = torch.load(example / "batch.pt")
+    batch[0] = batch[0].double()
+    torch.save(batch, tmp_path / "double.pt")
+    r = run(replay, "--graph", example / "bwd.fb", "--inputs", tmp_path / "double.pt")
+    assert r.returncode == 2
+    assert "input 0" in r.stderr and "Double" in r.stderr
+
+
+def test_truncated_graph_is_refused_with_its_path(replay, example, tmp_path):
+    data = (example / "bwd.fb").read_bytes()
+    bad = tmp_path / "truncated.fb"
+    bad.write_bytes(data[: len(data) // 2])
+    r = run(replay, "--graph", bad, "--inputs", example / "batch.pt")
+    assert r.returncode == 2
+    assert "truncated.fb" in r.stderr
+    assert "Traceback" not in r.stderr and "Segmentation" not in r.stderr
+
+
+def test_json_summary_and_bench(replay, example):
+    r = run(replay, "--graph", example / "bwd.fb", "--inputs", example / "batch.pt",
+            "--check", example / "expected.pt", "--bench", "5", "--json")
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(r.stdout)
+    assert summary["check"]["ok"] is True
+    assert summary["bench"]["runs"] == 5
+    assert summary["bench"]["min_ms"] <= summary["bench"]["median_ms"] <= summary["bench"]["max_ms"]
+
+
+def test_profile_lists_ops(replay, example):
+    r = run(replay, "--graph", example / "bwd.fb", "--inputs", example / "batch.pt", "--profile")
+    assert r.returncode == 0, r.stderr
+    assert "AddmmBackward0" in r.stderr
+
+
+def test_list_ops_ends_with_the_count(replay):
+    r = run(replay, "--list-ops")
+    assert r.returncode == 0
+    last = r.stdout.strip().splitlines()[-1]
+    assert last.startswith("resolved ") and last.endswith(" built-in ops")
+    assert "MulBackward0" in r.stdout
+
+
+def test_unknown_flag_is_an_error(replay):
+    r = run(replay, "--grpah", "x.fb")
+    assert r.returncode == 2
+    assert "--grpah" in r.stderr
