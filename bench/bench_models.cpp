@@ -1,0 +1,47 @@
+#include "bench_models.h"
+
+namespace ca::bench {
+namespace {
+
+namespace nn = torch::nn;
+
+std::function<at::Tensor()> deep_narrow_mlp() {
+  nn::Sequential mlp;
+  for (int i = 0; i < 32; ++i) {
+    mlp->push_back(nn::Linear(32, 32));
+    mlp->push_back(nn::Tanh());
+  }
+  auto x = torch::randn({8, 32});
+  return [mlp, x]() mutable { return mlp->forward(x).pow(2).mean(); };
+}
+
+std::function<at::Tensor()> cnn() {
+  nn::Sequential net(nn::Conv2d(nn::Conv2dOptions(3, 16, 3).padding(1)), nn::BatchNorm2d(16),
+                     nn::ReLU(), nn::MaxPool2d(2),
+                     nn::Conv2d(nn::Conv2dOptions(16, 32, 3).padding(1)), nn::BatchNorm2d(32),
+                     nn::ReLU(), nn::MaxPool2d(2), nn::Flatten(), nn::Linear(32 * 8 * 8, 10));
+  net->train();
+  auto x = torch::randn({16, 3, 32, 32});
+  auto y = torch::randint(0, 10, {16});
+  return [net, x, y]() mutable {
+    return nn::functional::cross_entropy(net->forward(x), y);
+  };
+}
+
+std::function<at::Tensor()> transformer_block() {
+  nn::TransformerEncoderLayer layer(
+      nn::TransformerEncoderLayerOptions(128, 4).dim_feedforward(256).dropout(0.0));
+  layer->train();
+  auto x = torch::randn({32, 8, 128});
+  return [layer, x]() mutable { return layer->forward(x).pow(2).mean(); };
+}
+
+}  // namespace
+
+std::vector<BenchModel> bench_models() {
+  return {{"deep_narrow_mlp", deep_narrow_mlp()},
+          {"cnn", cnn()},
+          {"transformer_block", transformer_block()}};
+}
+
+}  // namespace ca::bench
