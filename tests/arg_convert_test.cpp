@@ -1,10 +1,11 @@
 // IValues that upstream's packers produce survive IValue -> Arg -> IValue with their exact
 // types (a bool list stays List[bool], an empty int list stays List[int]).
+#include "arg_convert.h"
+
 #include <gtest/gtest.h>
 #include <torch/csrc/dynamo/compiled_autograd.h>
 #include <torch/torch.h>
 
-#include "arg_convert.h"
 #include "ca/error.h"
 
 namespace ca::detail {

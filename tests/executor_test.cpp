@@ -1,4 +1,6 @@
 // The executor refuses bad inputs and unknown ops with errors that name the problem.
+#include "ca/executor.h"
+
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -6,7 +8,6 @@
 
 #include "ca/capture.h"
 #include "ca/error.h"
-#include "ca/executor.h"
 
 namespace ca {
 namespace {
@@ -93,6 +94,19 @@ TEST(Executor, ArgsThatDoNotFitTheSchemaAreRefused) {
     }
   }
   EXPECT_THROW(Executor ex(g), FormatError);
+}
+
+TEST(Executor, TooManyNeedsInputGradFlagsAreRefused) {
+  // Upstream unpacks the flags into a fixed-size array without a bounds check.
+  Graph g = small_capture().graph;
+  for (Node& n : g.nodes) {
+    if (n.kind == NodeKind::kFunctional && n.args.at(0).kind == Arg::Kind::kList) {
+      n.args[0].items.resize(n.args[0].items.size() + 40, Arg::boolean(true));
+      break;
+    }
+  }
+  const std::string msg = message_of<FormatError>([&] { Executor ex(g); });
+  EXPECT_NE(msg.find("needs_input_grad flags"), std::string::npos) << msg;
 }
 
 TEST(Executor, ReplayMatchesEagerAndAccumulatesLikeBackward) {

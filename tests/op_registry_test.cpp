@@ -1,10 +1,11 @@
 // The registry reaches every built-in node's functional form, and says clearly when it cannot.
+#include "ca/op_registry.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "ca/error.h"
-#include "ca/op_registry.h"
 
 namespace ca {
 namespace {
@@ -32,6 +33,20 @@ TEST(OpRegistry, EntriesCarryFunctionAndSchema) {
   EXPECT_EQ(mul.schema[1]->str(), "Tensor");
   EXPECT_EQ(mul.schema[2]->str(), "ScalarType");
   EXPECT_FALSE(mul.is_custom_function);
+}
+
+TEST(OpRegistry, ProbesHowManyNeedsInputGradFlagsEachOpTakes) {
+  const OpRegistry& registry = OpRegistry::global();
+  EXPECT_EQ(registry.get("MulBackward0").needs_input_grad_count, 2);  // self, other
+  EXPECT_EQ(registry.get("AddmmBackward0").needs_input_grad_count, 3);
+  EXPECT_EQ(registry.get("CatBackward0").needs_input_grad_count, 1);  // a tensor list counts once
+  EXPECT_EQ(registry.get("CopyBackwards").needs_input_grad_count, 2);
+  EXPECT_EQ(registry.get("AccumulateGrad").needs_input_grad_count, -1);  // packs no flags
+  size_t known = 0;
+  const auto names = registry.names();
+  for (const std::string& name : names) known += registry.get(name).needs_input_grad_count >= 0;
+  std::printf("needs_input_grad count known for %zu of %zu ops\n", known, names.size());
+  EXPECT_GE(known * 100, names.size() * 95);
 }
 
 TEST(OpRegistry, HandWrittenNodesResolveUnderBothNames) {

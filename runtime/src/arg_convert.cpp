@@ -36,22 +36,38 @@ constexpr KindName kLeaves[] = {
 
 c10::TypePtr leaf_type(K kind) {
   switch (kind) {
-    case K::kAny: return c10::AnyType::get();
-    case K::kNone: return c10::NoneType::get();
-    case K::kBool: return c10::BoolType::get();
-    case K::kInt: return c10::IntType::get();
-    case K::kFloat: return c10::FloatType::get();
-    case K::kComplex: return c10::ComplexType::get();
-    case K::kString: return c10::StringType::get();
-    case K::kTensor: return c10::TensorType::get();
-    case K::kSymInt: return c10::SymIntType::get();
-    case K::kSymFloat: return c10::SymFloatType::get();
-    case K::kNumber: return c10::NumberType::get();
-    case K::kLayout: return c10::LayoutType::get();
-    case K::kDevice: return c10::DeviceObjType::get();
-    case K::kScalarType: return c10::ScalarTypeType::get();
-    case K::kMemoryFormat: return c10::MemoryFormatType::get();
-    default: return nullptr;
+    case K::kAny:
+      return c10::AnyType::get();
+    case K::kNone:
+      return c10::NoneType::get();
+    case K::kBool:
+      return c10::BoolType::get();
+    case K::kInt:
+      return c10::IntType::get();
+    case K::kFloat:
+      return c10::FloatType::get();
+    case K::kComplex:
+      return c10::ComplexType::get();
+    case K::kString:
+      return c10::StringType::get();
+    case K::kTensor:
+      return c10::TensorType::get();
+    case K::kSymInt:
+      return c10::SymIntType::get();
+    case K::kSymFloat:
+      return c10::SymFloatType::get();
+    case K::kNumber:
+      return c10::NumberType::get();
+    case K::kLayout:
+      return c10::LayoutType::get();
+    case K::kDevice:
+      return c10::DeviceObjType::get();
+    case K::kScalarType:
+      return c10::ScalarTypeType::get();
+    case K::kMemoryFormat:
+      return c10::MemoryFormatType::get();
+    default:
+      return nullptr;
   }
 }
 
@@ -73,10 +89,17 @@ Arg int_arg(const c10::IValue& v, const c10::TypePtr& declared) {
   Arg::Kind kind = Arg::Kind::kInt;
   if (declared) {
     switch (declared->kind()) {
-      case c10::TypeKind::LayoutType: kind = Arg::Kind::kLayout; break;
-      case c10::TypeKind::ScalarTypeType: kind = Arg::Kind::kScalarType; break;
-      case c10::TypeKind::MemoryFormatType: kind = Arg::Kind::kMemoryFormat; break;
-      default: break;
+      case c10::TypeKind::LayoutType:
+        kind = Arg::Kind::kLayout;
+        break;
+      case c10::TypeKind::ScalarTypeType:
+        kind = Arg::Kind::kScalarType;
+        break;
+      case c10::TypeKind::MemoryFormatType:
+        kind = Arg::Kind::kMemoryFormat;
+        break;
+      default:
+        break;
     }
   }
   return Arg::integer(v.toInt(), kind);
@@ -90,10 +113,18 @@ ArgType arg_type_of(const c10::TypePtr& type, const std::string& where) {
   }
   ArgType out;
   switch (type->kind()) {
-    case c10::TypeKind::OptionalType: out.kind = K::kOptional; break;
-    case c10::TypeKind::ListType: out.kind = K::kList; break;
-    case c10::TypeKind::TupleType: out.kind = K::kTuple; break;
-    case c10::TypeKind::DictType: out.kind = K::kDict; break;
+    case c10::TypeKind::OptionalType:
+      out.kind = K::kOptional;
+      break;
+    case c10::TypeKind::ListType:
+      out.kind = K::kList;
+      break;
+    case c10::TypeKind::TupleType:
+      out.kind = K::kTuple;
+      break;
+    case c10::TypeKind::DictType:
+      out.kind = K::kDict;
+      break;
     default:
       throw CaptureError(where + ": type " + type->str() + " cannot be stored in a graph");
   }
@@ -111,11 +142,19 @@ c10::TypePtr type_ptr_of(const ArgType& type) {
     if (sub.size() != n) throw FormatError("type needs " + std::to_string(n) + " contained types");
   };
   switch (type.kind) {
-    case K::kOptional: need(1); return c10::OptionalType::create(sub[0]);
-    case K::kList: need(1); return c10::ListType::create(sub[0]);
-    case K::kTuple: return c10::TupleType::create(sub);
-    case K::kDict: need(2); return c10::DictType::create(sub[0], sub[1]);
-    default: throw FormatError("unknown type kind");
+    case K::kOptional:
+      need(1);
+      return c10::OptionalType::create(sub[0]);
+    case K::kList:
+      need(1);
+      return c10::ListType::create(sub[0]);
+    case K::kTuple:
+      return c10::TupleType::create(sub);
+    case K::kDict:
+      need(2);
+      return c10::DictType::create(sub[0], sub[1]);
+    default:
+      throw FormatError("unknown type kind");
   }
 }
 
@@ -167,8 +206,7 @@ Arg arg_from_ivalue(const c10::IValue& v, const c10::TypePtr& declared_in,
     a.value_type = arg_type_of(dict.valueType(), where);
     for (const auto& entry : dict) {
       a.items.push_back(arg_from_ivalue(entry.key(), nullptr, tensor_id, where + ".key"));
-      a.items.push_back(arg_from_ivalue(entry.value(), nullptr, tensor_id,
-                                        where + "[" + entry.key().tagKind() + "]"));
+      a.items.push_back(arg_from_ivalue(entry.value(), nullptr, tensor_id, where + ".value"));
     }
     return a;
   }
@@ -179,19 +217,27 @@ Arg arg_from_ivalue(const c10::IValue& v, const c10::TypePtr& declared_in,
 c10::IValue ivalue_from_arg(const Arg& a, const ValueToTensor& tensor_of,
                             const ValueToInt& int_of) {
   switch (a.kind) {
-    case Arg::Kind::kNone: return c10::IValue();
-    case Arg::Kind::kBool: return c10::IValue(a.b);
+    case Arg::Kind::kNone:
+      return c10::IValue();
+    case Arg::Kind::kBool:
+      return c10::IValue(a.b);
     case Arg::Kind::kInt:
     case Arg::Kind::kLayout:
     case Arg::Kind::kScalarType:
-    case Arg::Kind::kMemoryFormat: return c10::IValue(a.i);
-    case Arg::Kind::kDouble: return c10::IValue(a.d);
-    case Arg::Kind::kComplex: return c10::IValue(a.c);
-    case Arg::Kind::kString: return c10::IValue(a.s);
+    case Arg::Kind::kMemoryFormat:
+      return c10::IValue(a.i);
+    case Arg::Kind::kDouble:
+      return c10::IValue(a.d);
+    case Arg::Kind::kComplex:
+      return c10::IValue(a.c);
+    case Arg::Kind::kString:
+      return c10::IValue(a.s);
     case Arg::Kind::kDevice:
       return c10::IValue(c10::Device(static_cast<c10::DeviceType>(a.i), a.device_index));
-    case Arg::Kind::kTensor: return c10::IValue(a.ref == kNoValue ? at::Tensor() : tensor_of(a.ref));
-    case Arg::Kind::kSymInt: return c10::IValue(int_of(a.ref));
+    case Arg::Kind::kTensor:
+      return c10::IValue(a.ref == kNoValue ? at::Tensor() : tensor_of(a.ref));
+    case Arg::Kind::kSymInt:
+      return c10::IValue(int_of(a.ref));
     case Arg::Kind::kList: {
       c10::impl::GenericList list(type_ptr_of(a.type));
       list.reserve(a.items.size());

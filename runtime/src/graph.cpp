@@ -11,8 +11,8 @@ namespace ca {
 bool Arg::operator==(const Arg& o) const {
   // Doubles compare by bits so that NaN payloads round-trip as equal.
   return kind == o.kind && b == o.b && i == o.i && std::memcmp(&d, &o.d, sizeof d) == 0 &&
-         c == o.c && s == o.s && device_index == o.device_index && ref == o.ref &&
-         type == o.type && value_type == o.value_type && items == o.items;
+         c == o.c && s == o.s && device_index == o.device_index && ref == o.ref && type == o.type &&
+         value_type == o.value_type && items == o.items;
 }
 
 Arg Arg::boolean(bool v) {
@@ -67,13 +67,20 @@ Arg Arg::tuple(std::vector<Arg> items) {
 
 const char* node_kind_name(NodeKind kind) {
   switch (kind) {
-    case NodeKind::kFunctional: return "functional";
-    case NodeKind::kValidateOutputs: return "validate_outputs";
-    case NodeKind::kAccumulate: return "accumulate";
-    case NodeKind::kAccumulateGrad: return "accumulate_grad";
-    case NodeKind::kCopySlicesPrologue: return "copy_slices_prologue";
-    case NodeKind::kCopySlicesEpilogue: return "copy_slices_epilogue";
-    case NodeKind::kAten: return "aten";
+    case NodeKind::kFunctional:
+      return "functional";
+    case NodeKind::kValidateOutputs:
+      return "validate_outputs";
+    case NodeKind::kAccumulate:
+      return "accumulate";
+    case NodeKind::kAccumulateGrad:
+      return "accumulate_grad";
+    case NodeKind::kCopySlicesPrologue:
+      return "copy_slices_prologue";
+    case NodeKind::kCopySlicesEpilogue:
+      return "copy_slices_epilogue";
+    case NodeKind::kAten:
+      return "aten";
   }
   return "unknown";
 }

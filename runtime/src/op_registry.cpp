@@ -26,10 +26,9 @@ const OpEntry* OpRegistry::find(const std::string& name) const {
 
 const OpEntry& OpRegistry::get(const std::string& name) const {
   if (const OpEntry* entry = find(name)) return *entry;
-  throw OpNotFoundError("op '" + name +
-                        "' is not in the registry: not a built-in autograd node of torch " +
-                        runtime_torch_version() +
-                        " and not registered as a custom function (CA_REGISTER_FUNCTION)");
+  throw OpNotFoundError(
+      "op '" + name + "' is not in the registry: not a built-in autograd node of torch " +
+      runtime_torch_version() + " and not registered as a custom function (CA_REGISTER_FUNCTION)");
 }
 
 bool OpRegistry::add(OpEntry entry) {

@@ -18,19 +18,23 @@ std::vector<ParityCase> basic_cases() {
          auto x = leaf({3, 1, 4}), w = leaf({5, 4}), b = leaf({4});
          return scalar((x * w + b).tanh().sum());
        }},
-      {"linear", [] {
+      {"linear",
+       [] {
          auto w = leaf({6, 4}), b = leaf({6});
          return scalar(torch::linear(torch::randn({3, 4}), w, b).pow(2).sum());
        }},
-      {"matmul_3d_2d", [] {
+      {"matmul_3d_2d",
+       [] {
          auto a = leaf({2, 3, 4}), b = leaf({4, 5});
          return scalar(torch::matmul(a, b).sum());
        }},
-      {"addmm", [] {
+      {"addmm",
+       [] {
          auto c = leaf({3, 5}), a = leaf({3, 4}), b = leaf({4, 5});
          return scalar(torch::addmm(c, a, b, 0.5, 2.0).sin().sum());
        }},
-      {"bmm", [] {
+      {"bmm",
+       [] {
          auto a = leaf({2, 3, 4}), b = leaf({2, 4, 5});
          return scalar(torch::bmm(a, b).exp().mean());
        }},
@@ -85,10 +89,12 @@ std::vector<ParityCase> basic_cases() {
          auto y = (x.to(at::kDouble) * d).to(at::kFloat);
          return scalar((y * y).sum());
        }},
-      {"float64_chain", [] {
+      {"float64_chain",
+       [] {
          auto x = leaf({5, 5}, at::kDouble);
          return scalar(torch::matmul(x, x).log_softmax(1).sum());
-       }, 1e-12},
+       },
+       1e-12},
   };
 }
 

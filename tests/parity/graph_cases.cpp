@@ -30,26 +30,31 @@ Forward scalar(at::Tensor loss) { return Forward{{std::move(loss)}, {}}; }
 
 std::vector<ParityCase> graph_cases() {
   return {
-      {"parameter_used_twice", [] {
+      {"parameter_used_twice",
+       [] {
          auto w = leaf({4, 4});
          auto x = torch::randn({3, 4});
          return scalar(torch::linear(torch::linear(x, w).tanh(), w).sum());
        }},
-      {"unused_branch", [] {
+      {"unused_branch",
+       [] {
          auto w = leaf({4}), u = leaf({4});
          auto unused = (u * 3).exp();  // never reaches the loss
          (void)unused;
          return scalar((w * u.detach()).sum() + w.pow(2).sum());
        }},
-      {"two_losses_as_roots", [] {
+      {"two_losses_as_roots",
+       [] {
          auto w = leaf({5}), v = leaf({5});
          return Forward{{(w * v).sum(), (w.exp() - v).pow(2).mean()}, {}};
        }},
-      {"non_scalar_root_with_grad", [] {
+      {"non_scalar_root_with_grad",
+       [] {
          auto w = leaf({3, 4});
          return Forward{{w.sin() * 2}, {torch::randn({3, 4})}};
        }},
-      {"custom_cpp_function", [] {
+      {"custom_cpp_function",
+       [] {
          auto x = leaf({6});
          return scalar(ScaledSquare::apply(x.exp(), 1.5).sum());
        }},

@@ -28,8 +28,8 @@ std::vector<at::Tensor> fresh_copies(const std::vector<at::Tensor>& inputs) {
 
 bool bitwise_equal(const at::Tensor& a, const at::Tensor& b) {
   if (a.defined() != b.defined()) return false;
-  return !a.defined() || (a.sizes() == b.sizes() && a.scalar_type() == b.scalar_type() &&
-                          torch::equal(a, b));
+  return !a.defined() ||
+         (a.sizes() == b.sizes() && a.scalar_type() == b.scalar_type() && torch::equal(a, b));
 }
 
 // Eager gradients of the leaves a graph writes, for a forward's roots.

@@ -52,13 +52,14 @@ class ExecutionError : public Error {
 };
 
 namespace detail {
-[[noreturn]] void check_failed(const char* file, int line, const char* cond, const std::string& msg);
+[[noreturn]] void check_failed(const char* file, int line, const char* cond,
+                               const std::string& msg);
 }  // namespace detail
 
 }  // namespace ca
 
 /// Aborts with a message when an internal invariant is broken. Never used for user input.
-#define CA_CHECK(cond, msg)                                          \
-  do {                                                               \
+#define CA_CHECK(cond, msg)                                                    \
+  do {                                                                         \
     if (!(cond)) ::ca::detail::check_failed(__FILE__, __LINE__, #cond, (msg)); \
   } while (0)

@@ -24,8 +24,21 @@ inline constexpr uint32_t kFormatVersion = 1;
 /// stays a `List[bool]`, an empty `List[int]` keeps its element type).
 struct ArgType {
   enum class Kind : uint8_t {
-    kAny, kNone, kBool, kInt, kFloat, kComplex, kString, kTensor, kSymInt, kSymFloat, kNumber,
-    kLayout, kDevice, kScalarType, kMemoryFormat,
+    kAny,
+    kNone,
+    kBool,
+    kInt,
+    kFloat,
+    kComplex,
+    kString,
+    kTensor,
+    kSymInt,
+    kSymFloat,
+    kNumber,
+    kLayout,
+    kDevice,
+    kScalarType,
+    kMemoryFormat,
     kOptional,  ///< contained = {T}
     kList,      ///< contained = {T}
     kTuple,     ///< contained = element types
@@ -43,14 +56,21 @@ struct ArgType {
 /// kinds here so that dumps and other front ends can read them.
 struct Arg {
   enum class Kind : uint8_t {
-    kNone, kBool, kInt, kDouble, kComplex, kString,
-    kLayout, kScalarType, kMemoryFormat,  ///< payload in `i`
-    kDevice,                              ///< payload in `i` (DeviceType) and `device_index`
-    kTensor,  ///< `ref` names a tensor value; kNoValue is an undefined tensor
-    kSymInt,  ///< `ref` names an int graph input (a symbolic size)
-    kList,    ///< typed list: `type` is the element type, `items` the elements
-    kTuple,   ///< `items` are the elements
-    kDict,    ///< `type` = key type, `value_type` = value type, `items` = k0, v0, k1, v1, ...
+    kNone,
+    kBool,
+    kInt,
+    kDouble,
+    kComplex,
+    kString,
+    kLayout,
+    kScalarType,
+    kMemoryFormat,  ///< payload in `i`
+    kDevice,        ///< payload in `i` (DeviceType) and `device_index`
+    kTensor,        ///< `ref` names a tensor value; kNoValue is an undefined tensor
+    kSymInt,        ///< `ref` names an int graph input (a symbolic size)
+    kList,          ///< typed list: `type` is the element type, `items` the elements
+    kTuple,         ///< `items` are the elements
+    kDict,          ///< `type` = key type, `value_type` = value type, `items` = k0, v0, k1, v1, ...
   };
   Kind kind = Kind::kNone;
   bool b = false;
@@ -95,10 +115,10 @@ struct TensorMeta {
 struct GraphInput {
   enum class Kind : uint8_t { kTensor, kInt, kDouble };
   Kind kind = Kind::kTensor;
-  std::string name;  ///< for humans and error messages, e.g. "grad_output.0", "saved.3"
-  TensorMeta meta;   ///< kTensor only
-  int64_t int_value = 0;     ///< kInt: value seen at capture
-  double double_value = 0.0; ///< kDouble: value seen at capture
+  std::string name;           ///< for humans and error messages, e.g. "grad_output.0", "saved.3"
+  TensorMeta meta;            ///< kTensor only
+  int64_t int_value = 0;      ///< kInt: value seen at capture
+  double double_value = 0.0;  ///< kDouble: value seen at capture
 
   bool operator==(const GraphInput& o) const {
     return kind == o.kind && name == o.name && meta == o.meta && int_value == o.int_value &&
@@ -138,8 +158,8 @@ struct Node {
 /// A whole captured backward graph.
 struct Graph {
   uint32_t format_version = kFormatVersion;
-  std::string torch_version;  ///< "2.13.0" style, of the torch that captured it
-  int32_t num_values = 0;     ///< inputs.size() + all defined node outputs
+  std::string torch_version;       ///< "2.13.0" style, of the torch that captured it
+  int32_t num_values = 0;          ///< inputs.size() + all defined node outputs
   std::vector<GraphInput> inputs;  ///< value ids [0, inputs.size())
   std::vector<Node> nodes;         ///< in execution order
   std::vector<ValueId> outputs;    ///< values returned by a replay

@@ -22,10 +22,13 @@ using FunctionalFn = torch::autograd::functional_apply_t;
 
 /// One resolved op.
 struct OpEntry {
-  std::string name;                  ///< e.g. "MulBackward0"
-  FunctionalFn fn;                   ///< the node's `<Op>_apply_functional_ivalue`
-  std::vector<at::TypePtr> schema;   ///< type of each packed arg, in order
-  bool is_custom_function = false;   ///< a `torch::autograd::Function<T>` registered by a trainer
+  std::string name;                 ///< e.g. "MulBackward0"
+  FunctionalFn fn;                  ///< the node's `<Op>_apply_functional_ivalue`
+  std::vector<at::TypePtr> schema;  ///< type of each packed arg, in order
+  bool is_custom_function = false;  ///< a `torch::autograd::Function<T>` registered by a trainer
+  /// Length of the `needs_input_grad` flags the function unpacks first (into a fixed-size array,
+  /// without a bounds check), or -1 when unknown. Checked when a graph is loaded.
+  int64_t needs_input_grad_count = -1;
 };
 
 /// A node type that could not be resolved, and why.
@@ -39,7 +42,7 @@ struct HarvestReport {
   size_t builtin_types = 0;  ///< generated node types found in Functions.h plus the extra ones
   size_t resolved = 0;       ///< of those, how many have a functional form
   std::vector<OpMiss> misses;
-  double millis = 0.0;       ///< wall time the harvest took
+  double millis = 0.0;  ///< wall time the harvest took
 };
 
 /// Process-wide op registry. Thread-safe.

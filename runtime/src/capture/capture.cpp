@@ -39,13 +39,14 @@ void check_capturable(AgNode& node, size_t index) {
   if (type.find("PyNode") != std::string::npos || type.find("PyFunction") != std::string::npos) {
     throw CaptureError(node_label(node, index) + ": Python autograd.Function nodes need Python");
   }
-  const char* hook = !node.tensor_pre_hooks().empty()    ? "tensor pre-hooks"
+  const char* hook = !node.tensor_pre_hooks().empty()     ? "tensor pre-hooks"
                      : !node.retains_grad_hooks().empty() ? "retain_grad hooks"
                      : !node.pre_hooks().empty()          ? "pre-hooks"
                      : !node.post_hooks().empty()         ? "post-hooks"
                                                           : nullptr;
   if (hook != nullptr) {
-    throw CaptureError(node_label(node, index) + " has " + hook + ", which capture does not "
+    throw CaptureError(node_label(node, index) + " has " + hook +
+                       ", which capture does not "
                        "support yet; remove them or run eager backward");
   }
   if (auto* acc = dynamic_cast<const torch::autograd::AccumulateGrad*>(&node);
@@ -233,8 +234,7 @@ NodePtr make_root(const std::vector<at::Tensor>& roots, const std::vector<at::Te
                          " elements: give its grad explicitly");
     }
     edges.push_back(torch::autograd::impl::gradient_edge(r));
-    root_grads.push_back(grads.empty() ? at::ones_like(r, at::MemoryFormat::Preserve)
-                                       : grads[i]);
+    root_grads.push_back(grads.empty() ? at::ones_like(r, at::MemoryFormat::Preserve) : grads[i]);
   }
   return c10::make_intrusive<torch::autograd::GraphRoot>(std::move(edges), std::move(root_grads));
 }

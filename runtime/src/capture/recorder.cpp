@@ -128,13 +128,13 @@ variable_list Recorder::call_copy_slices_epilogue(PyObject*,
 }
 
 at::Tensor Recorder::call_unpack(PyObject*, std::optional<size_t>, size_t) const {
-  throw CaptureError("saved-tensor hooks (torch.autograd.graph.saved_tensors_hooks) are not "
-                     "supported: their unpack runs Python");
+  throw CaptureError(
+      "saved-tensor hooks (torch.autograd.graph.saved_tensors_hooks) are not "
+      "supported: their unpack runs Python");
 }
 
-at::Tensor Recorder::call_accumulate_grad(PyObject*, const at::Tensor& variable,
-                                          const at::Tensor&, const at::Tensor& grad,
-                                          bool has_post_hooks) const {
+at::Tensor Recorder::call_accumulate_grad(PyObject*, const at::Tensor& variable, const at::Tensor&,
+                                          const at::Tensor& grad, bool has_post_hooks) const {
   Node node;
   node.kind = NodeKind::kAccumulateGrad;
   node.op = "AccumulateGrad";

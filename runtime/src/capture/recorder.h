@@ -16,10 +16,11 @@ class Recorder final : public torch::dynamo::autograd::PyCompilerInterface {
                             torch::autograd::functional_apply_t fn,
                             std::vector<at::TypePtr> packed_args_schema, bool is_custom_function,
                             bool is_traceable) const override;
-  torch::autograd::variable_list call_function(
-      PyObject* py_compiler, const char* method_name, const std::string& fn_name,
-      const torch::autograd::variable_list& inputs, const torch::autograd::ivalue_list& packed_args,
-      const c10::IValue& output_metadata) const override;
+  torch::autograd::variable_list call_function(PyObject* py_compiler, const char* method_name,
+                                               const std::string& fn_name,
+                                               const torch::autograd::variable_list& inputs,
+                                               const torch::autograd::ivalue_list& packed_args,
+                                               const c10::IValue& output_metadata) const override;
   torch::autograd::variable_list call_copy_slices_prologue(
       PyObject* py_compiler, const torch::autograd::variable_list& inputs,
       const at::TensorGeometry& base, const at::TensorGeometry& view) const override;

@@ -22,9 +22,9 @@ void check_input(const GraphInput& gi, size_t k, const at::Tensor& t) {
   const std::string at = "input " + std::to_string(k) + " (" + gi.name + ")";
   if (!t.defined()) throw InputError(at + ": tensor is undefined");
   if (gi.kind != GraphInput::Kind::kTensor) {
-    const bool ok = t.dim() == 0 && (gi.kind == GraphInput::Kind::kInt
-                                         ? c10::isIntegralType(t.scalar_type(), false)
-                                         : c10::isFloatingType(t.scalar_type()));
+    const bool ok = t.dim() == 0 &&
+                    (gi.kind == GraphInput::Kind::kInt ? c10::isIntegralType(t.scalar_type(), false)
+                                                       : c10::isFloatingType(t.scalar_type()));
     if (!ok) {
       throw InputError(at + ": expected a 0-dim " +
                        (gi.kind == GraphInput::Kind::kInt ? "integer" : "floating") +
@@ -90,7 +90,8 @@ std::vector<at::Tensor> Executor::run(const std::vector<at::Tensor>& inputs, Run
   size_t i = 0;
   try {
     for (; i < pg.nodes.size(); ++i) {
-      const auto start = profile ? std::chrono::steady_clock::now() : decltype(std::chrono::steady_clock::now()){};
+      const auto start =
+          profile ? std::chrono::steady_clock::now() : decltype(std::chrono::steady_clock::now()){};
       detail::run_node(pg.nodes[i], g.nodes[i], values);
       for (ValueId v : pg.nodes[i].frees) values[static_cast<size_t>(v)].reset();
       if (profile != nullptr) {

@@ -58,6 +58,14 @@ void check_schema(const Node& n, const PreparedNode& p, const std::string& at) {
     throw FormatError(at + ": " + std::to_string(p.args.size()) + " packed args, op expects " +
                       std::to_string(schema.size()));
   }
+  const int64_t flags = p.op->needs_input_grad_count;
+  if (flags >= 0 && (!p.args[0].isBoolList() ||
+                     static_cast<int64_t>(p.args[0].toBoolList().size()) != flags)) {
+    throw FormatError(at + ".args[0]: expected " + std::to_string(flags) +
+                      " needs_input_grad flags, got " +
+                      (p.args[0].isBoolList() ? std::to_string(p.args[0].toBoolList().size())
+                                              : std::string(p.args[0].tagKind())));
+  }
   for (size_t j = 0; j < schema.size(); ++j) {
     if (n.args[j].kind == Arg::Kind::kTensor && schema[j]->kind() == c10::TypeKind::TensorType) {
       continue;
@@ -104,7 +112,8 @@ void prepare_builtin(const Node& n, PreparedNode& p, const std::string& at) {
   }
 }
 
-PreparedNode prepare_node(const Node& n, size_t i, std::map<std::string, std::vector<size_t>>& missing) {
+PreparedNode prepare_node(const Node& n, size_t i,
+                          std::map<std::string, std::vector<size_t>>& missing) {
   PreparedNode p;
   p.kind = n.kind;
   p.inputs = n.inputs;

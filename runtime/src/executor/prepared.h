@@ -16,25 +16,25 @@ namespace ca::detail {
 
 /// Where a tensor value goes into a prepared arg list on each run.
 struct TensorSlot {
-  uint32_t arg;   ///< index into PreparedNode::args
-  int32_t item;   ///< -1: the arg itself; else the index in the arg's list
+  uint32_t arg;  ///< index into PreparedNode::args
+  int32_t item;  ///< -1: the arg itself; else the index in the arg's list
   ValueId value;
 };
 
 struct PreparedNode {
   NodeKind kind = NodeKind::kFunctional;
-  const OpEntry* op = nullptr;             ///< kFunctional
-  std::optional<c10::OperatorHandle> aten; ///< kAten
+  const OpEntry* op = nullptr;              ///< kFunctional
+  std::optional<c10::OperatorHandle> aten;  ///< kAten
   std::vector<ValueId> inputs;
   std::vector<ValueId> outputs;
-  std::vector<c10::IValue> args;           ///< ready, tensors filled per run from `slots`
+  std::vector<c10::IValue> args;  ///< ready, tensors filled per run from `slots`
   std::vector<TensorSlot> slots;
-  std::vector<uint32_t> rebuilt_args;      ///< args with refs nested deeper: rebuilt per run
+  std::vector<uint32_t> rebuilt_args;  ///< args with refs nested deeper: rebuilt per run
   std::vector<std::optional<torch::autograd::InputMetadata>> metadata;  ///< kValidateOutputs
-  at::TensorGeometry base, view;           ///< kCopySlicesPrologue
-  std::vector<bool> needs_input_grad;      ///< kCopySlicesEpilogue
-  bool has_post_hooks = false;             ///< kAccumulateGrad
-  std::vector<ValueId> frees;              ///< values dead once this node ran
+  at::TensorGeometry base, view;                                        ///< kCopySlicesPrologue
+  std::vector<bool> needs_input_grad;                                   ///< kCopySlicesEpilogue
+  bool has_post_hooks = false;                                          ///< kAccumulateGrad
+  std::vector<ValueId> frees;  ///< values dead once this node ran
 };
 
 struct PreparedGraph {

@@ -63,8 +63,7 @@ void clear_args(PreparedNode& p) {
 
 void run_validate(const PreparedNode& p, Values& values) {
   variable_list grads = gather(p, values);
-  torch::autograd::validate_outputs(p.metadata, grads,
-                                    [](const std::string& msg) { return msg; });
+  torch::autograd::validate_outputs(p.metadata, grads, [](const std::string& msg) { return msg; });
   scatter(p, std::move(grads), values);
 }
 
@@ -78,8 +77,8 @@ void run_accumulate(const PreparedNode& p, Values& values) {
 void run_accumulate_grad(const PreparedNode& p, Values& values) {
   const at::Tensor& variable = get(values, p.inputs[0]);
   // Take the grad out of its slot so that AccumulateGrad may steal it, as eager does.
-  at::Tensor grad = p.inputs[1] == kNoValue ? at::Tensor()
-                                            : std::move(values[static_cast<size_t>(p.inputs[1])]);
+  at::Tensor grad =
+      p.inputs[1] == kNoValue ? at::Tensor() : std::move(values[static_cast<size_t>(p.inputs[1])]);
   if (!grad.defined()) return;
   at::Tensor& variable_grad = variable.mutable_grad();
   torch::autograd::AccumulateGrad::accumulateGrad(
@@ -135,11 +134,16 @@ void run_node(PreparedNode& p, const Node& node, Values& values) {
       clear_args(p);
       return scatter(p, std::move(out), values);
     }
-    case NodeKind::kValidateOutputs: return run_validate(p, values);
-    case NodeKind::kAccumulate: return run_accumulate(p, values);
-    case NodeKind::kAccumulateGrad: return run_accumulate_grad(p, values);
-    case NodeKind::kCopySlicesPrologue: return run_copy_slices_prologue(p, values);
-    case NodeKind::kCopySlicesEpilogue: return run_copy_slices_epilogue(p, values);
+    case NodeKind::kValidateOutputs:
+      return run_validate(p, values);
+    case NodeKind::kAccumulate:
+      return run_accumulate(p, values);
+    case NodeKind::kAccumulateGrad:
+      return run_accumulate_grad(p, values);
+    case NodeKind::kCopySlicesPrologue:
+      return run_copy_slices_prologue(p, values);
+    case NodeKind::kCopySlicesEpilogue:
+      return run_copy_slices_epilogue(p, values);
     case NodeKind::kAten: {
       fill_args(p, node, values);
       run_aten(p, values);

@@ -28,15 +28,21 @@ std::string check_items(const std::vector<c10::IValue>& items,
 std::string schema_mismatch(const c10::IValue& value, const c10::TypePtr& schema) {
   const TypeKind k = schema->kind();
   switch (k) {
-    case TypeKind::AnyType: return "";
+    case TypeKind::AnyType:
+      return "";
     case TypeKind::OptionalType:
       return value.isNone() ? "" : schema_mismatch(value, schema->containedTypes()[0]);
-    case TypeKind::TensorType: return value.isTensor() ? "" : expected(schema, value);
-    case TypeKind::BoolType: return value.isBool() ? "" : expected(schema, value);
+    case TypeKind::TensorType:
+      return value.isTensor() ? "" : expected(schema, value);
+    case TypeKind::BoolType:
+      return value.isBool() ? "" : expected(schema, value);
     case TypeKind::FloatType:
-    case TypeKind::SymFloatType: return value.isDouble() ? "" : expected(schema, value);
-    case TypeKind::StringType: return value.isString() ? "" : expected(schema, value);
-    case TypeKind::DeviceObjType: return value.isDevice() ? "" : expected(schema, value);
+    case TypeKind::SymFloatType:
+      return value.isDouble() ? "" : expected(schema, value);
+    case TypeKind::StringType:
+      return value.isString() ? "" : expected(schema, value);
+    case TypeKind::DeviceObjType:
+      return value.isDevice() ? "" : expected(schema, value);
     case TypeKind::NumberType:
       return value.isInt() || value.isDouble() || value.isBool() || value.isComplexDouble()
                  ? ""
@@ -45,7 +51,8 @@ std::string schema_mismatch(const c10::IValue& value, const c10::TypePtr& schema
       if (!value.isList()) return expected(schema, value);
       const auto list = value.toListRef();
       std::vector<c10::IValue> items(list.begin(), list.end());
-      return check_items(items, std::vector<c10::TypePtr>(items.size(), schema->containedTypes()[0]));
+      return check_items(items,
+                         std::vector<c10::TypePtr>(items.size(), schema->containedTypes()[0]));
     }
     case TypeKind::TupleType: {
       if (!value.isTuple()) return expected(schema, value);

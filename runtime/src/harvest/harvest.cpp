@@ -15,20 +15,31 @@ using torch::autograd::variable_list;
 // after bind_function in a node's apply_with_saved matters for harvesting.
 struct HarvestStop {};
 
+// Recorder::flags_ holds this while binding; during a probe it holds -1 until the flags are seen.
+constexpr int64_t kBinding = -2;
+
 class Recorder final : public dyn::PyCompilerInterface {
  public:
-  explicit Recorder(std::vector<OpEntry>* out) : out_(out) {}
+  Recorder(std::vector<OpEntry>* out, int64_t* flags) : out_(out), flags_(flags) {}
 
   std::string bind_function(PyObject*, const std::string& fn_name, FunctionalFn fn,
                             std::vector<at::TypePtr> schema, bool is_custom_function,
                             bool) const override {
+    // Nodes that bind from a static initializer bind again in the probe pass (our throw left
+    // the initializer unfinished): let them go on to pack their args.
+    if (*flags_ != kBinding) return fn_name;
     out_->push_back({fn_name, std::move(fn), std::move(schema), is_custom_function});
     throw HarvestStop{};
   }
+  // Reached only by the probe pass (the type is bound by then): the first packed arg is the
+  // node's needs_input_grad flags.
   variable_list call_function(PyObject*, const char*, const std::string&, const variable_list&,
-                              const torch::autograd::ivalue_list&,
+                              const torch::autograd::ivalue_list& packed_args,
                               const c10::IValue&) const override {
-    throw HarvestStop{};  // the type was bound before us: nothing to harvest
+    if (!packed_args.empty() && packed_args[0].isBoolList()) {
+      *flags_ = static_cast<int64_t>(packed_args[0].toBoolList().size());
+    }
+    throw HarvestStop{};
   }
   variable_list call_copy_slices_prologue(PyObject*, const variable_list&,
                                           const at::TensorGeometry&,
@@ -36,8 +47,7 @@ class Recorder final : public dyn::PyCompilerInterface {
     throw HarvestStop{};
   }
   variable_list call_copy_slices_epilogue(PyObject*, const std::vector<bool>&, const at::Tensor&,
-                                          const variable_list&,
-                                          const at::Tensor&) const override {
+                                          const variable_list&, const at::Tensor&) const override {
     throw HarvestStop{};
   }
   at::Tensor call_unpack(PyObject*, std::optional<size_t>, size_t) const override {
@@ -50,6 +60,7 @@ class Recorder final : public dyn::PyCompilerInterface {
 
  private:
   std::vector<OpEntry>* out_;
+  int64_t* flags_;
 };
 
 // Nodes only forward the py_compiler pointer; any non-null value serves in C++.
@@ -58,12 +69,8 @@ PyObject* sentinel_compiler() {
   return reinterpret_cast<PyObject*>(&tag);
 }
 
-// Drives one node through compiled_args then apply_with_saved, as the capture loop would.
-// Returns an empty string on success, else why nothing was bound.
-std::string drive(const NodeFactory& factory, std::vector<OpEntry>& bound) {
-  const size_t before = bound.size();
-  try {
-    NodeSample sample = factory.make();
+// Drives a node through compiled_args then apply_with_saved, as the capture loop would.
+void drive_sample(NodeSample sample) {
     dyn::AutogradCompilerCall compiler(dyn::SizeInput::STATIC);
     dyn::NodeCall& call = compiler.node_calls.lookup(sample.node);
     {
@@ -79,6 +86,13 @@ std::string drive(const NodeFactory& factory, std::vector<OpEntry>& bound) {
     dyn::TraceState state(std::move(sizes), 0);
     dyn::SwapSavedVariables saved(compiler, state, sentinel_compiler(), call);
     sample.node->apply_with_saved(sample.grads, saved);
+}
+
+// Binds one node type. Returns an empty string on success, else why nothing was bound.
+std::string drive(const NodeFactory& factory, std::vector<OpEntry>& bound) {
+  const size_t before = bound.size();
+  try {
+    drive_sample(factory.make());
     return "apply_with_saved returned without calling bind_function";
   } catch (const HarvestStop&) {
     if (bound.size() > before) return "";
@@ -87,6 +101,21 @@ std::string drive(const NodeFactory& factory, std::vector<OpEntry>& bound) {
     std::string what = e.what();
     return "threw before bind_function: " + what.substr(0, what.find('\n'));
   }
+}
+
+// Once bound, a node run again with enough (invalid) next edges gets past its index ranges and
+// packs its needs_input_grad flags: their count bounds what a graph may pass the function.
+int64_t probe_flag_count(const NodeFactory& factory, int64_t* flags) {
+  *flags = -1;
+  try {
+    NodeSample sample = factory.make();
+    for (int i = 0; i < 64; ++i) sample.node->add_next_edge(torch::autograd::Edge());
+    drive_sample(std::move(sample));
+  } catch (...) {  // HarvestStop, or a node that cannot get that far: the count stays unknown
+  }
+  const int64_t count = *flags;
+  *flags = kBinding;
+  return count;
 }
 
 // Some hand-written nodes bind under their qualified C++ name ("torch::autograd::CopyBackwards").
@@ -103,8 +132,9 @@ HarvestReport harvest_all(const std::function<void(OpEntry)>& add) {
   const auto start = std::chrono::steady_clock::now();
   HarvestReport report;
   std::vector<OpEntry> bound;
+  int64_t flags = kBinding;
   {
-    dyn::PyCompilerGuard guard(std::make_unique<Recorder>(&bound));
+    dyn::PyCompilerGuard guard(std::make_unique<Recorder>(&bound, &flags));
     for (const auto* table : {&generated_node_factories(), &extra_node_factories()}) {
       for (const NodeFactory& factory : *table) {
         ++report.builtin_types;
@@ -115,6 +145,7 @@ HarvestReport harvest_all(const std::function<void(OpEntry)>& add) {
           report.misses.push_back({factory.name, "bound under another name: " + bound.back().name});
         } else {
           ++report.resolved;
+          bound.back().needs_input_grad_count = probe_flag_count(factory, &flags);
           if (bound.back().name != factory.name) {  // also reachable by its short name
             OpEntry alias = bound.back();
             alias.name = factory.name;
