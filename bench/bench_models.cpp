@@ -23,9 +23,7 @@ std::function<at::Tensor()> cnn() {
   net->train();
   auto x = torch::randn({16, 3, 32, 32});
   auto y = torch::randint(0, 10, {16});
-  return [net, x, y]() mutable {
-    return nn::functional::cross_entropy(net->forward(x), y);
-  };
+  return [net, x, y]() mutable { return nn::functional::cross_entropy(net->forward(x), y); };
 }
 
 std::function<at::Tensor()> transformer_block() {

@@ -28,9 +28,10 @@ Args parse(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     if (flag == "--help" || flag == "-h") {
-      std::puts("capture_example [--out DIR] [--depth N] [--width N] [--batch N]\n"
-                "Captures an MLP's backward and writes DIR/bwd.fb, DIR/batch.pt, "
-                "DIR/expected.pt.");
+      std::puts(
+          "capture_example [--out DIR] [--depth N] [--width N] [--batch N]\n"
+          "Captures an MLP's backward and writes DIR/bwd.fb, DIR/batch.pt, "
+          "DIR/expected.pt.");
       std::exit(0);
     }
     if (i + 1 >= argc) throw ca::Error(flag + ": missing value");
@@ -81,7 +82,8 @@ int main(int argc, char** argv) {
     ca::save_graph(cap.graph, a.out + "/bwd.fb");
     ca::save_tensors(batch, a.out + "/batch.pt");
     ca::save_tensors(expected, a.out + "/expected.pt");
-    std::fprintf(stderr, "captured MLP (depth %d, width %d, batch %d): %zu nodes, %zu inputs, "
+    std::fprintf(stderr,
+                 "captured MLP (depth %d, width %d, batch %d): %zu nodes, %zu inputs, "
                  "%zu parameter grads -> %s/{bwd.fb,batch.pt,expected.pt}\n",
                  a.depth, a.width, a.batch, cap.graph.nodes.size(), cap.graph.inputs.size(),
                  params.size(), a.out.c_str());

@@ -54,7 +54,8 @@ void save_grads(const std::vector<at::Tensor>& grads, const std::string& path) {
   std::vector<at::Tensor> out;
   for (size_t i = 0; i < grads.size(); ++i) {
     if (!grads[i].defined()) {
-      throw Error("--out: gradient " + std::to_string(i) + " is undefined (no gradient reached "
+      throw Error("--out: gradient " + std::to_string(i) +
+                  " is undefined (no gradient reached "
                   "it); .pt lists cannot hold it");
     }
     out.push_back(grads[i]);
@@ -90,14 +91,17 @@ int cmd_replay(const Options& o) {
 
   const Graph& g = ex.graph();
   const Stats st = stats_of(times);
-  std::fprintf(stderr, "replayed %s: %zu nodes, %zu inputs, %zu gradients; load %.2f ms, first "
+  std::fprintf(stderr,
+               "replayed %s: %zu nodes, %zu inputs, %zu gradients; load %.2f ms, first "
                "replay %.3f ms, peak RSS %.0f MiB\n",
                o.graph.c_str(), g.nodes.size(), g.inputs.size(), grads.size(), load_ms, first_ms,
                peak_rss_mib());
   if (o.bench > 0) {
-    std::fprintf(stderr, "bench %d replays: min %.3f ms, median %.3f ms, max %.3f ms; %.2f us "
+    std::fprintf(stderr,
+                 "bench %d replays: min %.3f ms, median %.3f ms, max %.3f ms; %.2f us "
                  "per node (median)\n",
-                 o.bench, st.min, st.median, st.max, 1e3 * st.median / std::max<size_t>(1, g.nodes.size()));
+                 o.bench, st.min, st.median, st.max,
+                 1e3 * st.median / std::max<size_t>(1, g.nodes.size()));
   }
   if (!o.check.empty()) {
     for (const std::string& p : check.problems) std::fprintf(stderr, "mismatch: %s\n", p.c_str());
@@ -106,13 +110,16 @@ int cmd_replay(const Options& o) {
                  check.ok ? "OK" : "MISMATCH");
   }
   if (o.json) {
-    std::printf("{\"graph\": %s, \"nodes\": %zu, \"inputs\": %zu, \"gradients\": %zu, "
-                "\"load_ms\": %.4f, \"first_replay_ms\": %.4f, \"peak_rss_mib\": %.1f",
-                json_string(o.graph).c_str(), g.nodes.size(), g.inputs.size(), grads.size(),
-                load_ms, first_ms, peak_rss_mib());
+    std::printf(
+        "{\"graph\": %s, \"nodes\": %zu, \"inputs\": %zu, \"gradients\": %zu, "
+        "\"load_ms\": %.4f, \"first_replay_ms\": %.4f, \"peak_rss_mib\": %.1f",
+        json_string(o.graph).c_str(), g.nodes.size(), g.inputs.size(), grads.size(), load_ms,
+        first_ms, peak_rss_mib());
     if (o.bench > 0) {
-      std::printf(", \"bench\": {\"runs\": %d, \"min_ms\": %.4f, \"median_ms\": %.4f, "
-                  "\"max_ms\": %.4f}", o.bench, st.min, st.median, st.max);
+      std::printf(
+          ", \"bench\": {\"runs\": %d, \"min_ms\": %.4f, \"median_ms\": %.4f, "
+          "\"max_ms\": %.4f}",
+          o.bench, st.min, st.median, st.max);
     }
     if (!o.check.empty()) {
       std::printf(", \"check\": {\"ok\": %s, \"max_abs\": %.6g, \"max_rel\": %.6g}",
