@@ -1,15 +1,6 @@
 #include "parity/parity_cases.h"
 
 namespace ca::testing {
-namespace {
-
-at::Tensor leaf(at::IntArrayRef sizes, at::ScalarType dtype = at::kFloat) {
-  return torch::randn(sizes, torch::dtype(dtype).requires_grad(true));
-}
-
-Forward scalar(at::Tensor loss) { return Forward{{std::move(loss)}, {}}; }
-
-}  // namespace
 
 std::vector<ParityCase> basic_cases() {
   return {

@@ -20,14 +20,6 @@ struct ScaledSquare : public torch::autograd::Function<ScaledSquare> {
 };
 CA_REGISTER_FUNCTION(ScaledSquare);
 
-namespace {
-
-at::Tensor leaf(at::IntArrayRef sizes) { return torch::randn(sizes, torch::requires_grad()); }
-
-Forward scalar(at::Tensor loss) { return Forward{{std::move(loss)}, {}}; }
-
-}  // namespace
-
 std::vector<ParityCase> graph_cases() {
   return {
       {"parameter_used_twice",

@@ -1,11 +1,6 @@
 #include "parity/parity_cases.h"
 
 namespace ca::testing {
-namespace {
-
-Forward scalar(at::Tensor loss) { return Forward{{std::move(loss)}, {}}; }
-
-}  // namespace
 
 std::vector<ParityCase> model_cases() {
   return {

@@ -1,15 +1,8 @@
 #include "parity/parity_cases.h"
 
 namespace ca::testing {
-namespace {
 
 namespace F = torch::nn::functional;
-
-at::Tensor leaf(at::IntArrayRef sizes) { return torch::randn(sizes, torch::requires_grad()); }
-
-Forward scalar(at::Tensor loss) { return Forward{{std::move(loss)}, {}}; }
-
-}  // namespace
 
 std::vector<ParityCase> nn_cases() {
   return {

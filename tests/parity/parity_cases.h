@@ -7,6 +7,14 @@
 
 namespace ca::testing {
 
+/// A fresh leaf that requires grad, filled with randn.
+inline at::Tensor leaf(at::IntArrayRef sizes, at::ScalarType dtype = at::kFloat) {
+  return torch::randn(sizes, torch::dtype(dtype).requires_grad(true));
+}
+
+/// A forward whose single root is a scalar loss (its grad defaults to one).
+inline Forward scalar(at::Tensor loss) { return Forward{{std::move(loss)}, {}}; }
+
 std::vector<ParityCase> basic_cases();  // elementwise, linear algebra, reductions, views
 std::vector<ParityCase> nn_cases();     // conv, norms, losses, pooling, dropout, embedding
 std::vector<ParityCase> graph_cases();  // accumulation, unused branches, roots, custom fn
