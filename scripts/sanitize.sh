@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the serializer tests with AddressSanitizer + UndefinedBehaviorSanitizer in their own
+# Builds the C++ test suites with AddressSanitizer + UndefinedBehaviorSanitizer in their own
 # build folder and runs them under ctest. libtorch itself is not instrumented: leak checking is
 # off (its allocations and static state read as leaks), and the executables carry the ASan
 # runtime themselves, so no LD_PRELOAD is needed.
@@ -7,7 +7,8 @@
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 build="${CA_ASAN_BUILD:-$CA_ROOT/build-asan}"
-targets=(${CA_ASAN_TARGETS:-serializer_test})
+targets=(${CA_ASAN_TARGETS:-serializer_test executor_test parity_test arg_convert_test op_registry_test
+                               functional_parity_test})
 
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=1:strict_string_checks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"

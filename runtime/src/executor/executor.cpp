@@ -12,6 +12,8 @@
 namespace ca {
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
 std::string describe(c10::ScalarType dtype, c10::IntArrayRef sizes, c10::Device device) {
   std::ostringstream os;
   os << c10::toString(dtype) << sizes << " on " << device;
@@ -90,13 +92,12 @@ std::vector<at::Tensor> Executor::run(const std::vector<at::Tensor>& inputs, Run
   size_t i = 0;
   try {
     for (; i < pg.nodes.size(); ++i) {
-      const auto start =
-          profile ? std::chrono::steady_clock::now() : decltype(std::chrono::steady_clock::now()){};
+      Clock::time_point start{};
+      if (profile != nullptr) start = Clock::now();
       detail::run_node(pg.nodes[i], g.nodes[i], values);
       for (ValueId v : pg.nodes[i].frees) values[static_cast<size_t>(v)].reset();
       if (profile != nullptr) {
-        profile->node_seconds[i] =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        profile->node_seconds[i] = std::chrono::duration<double>(Clock::now() - start).count();
       }
     }
   } catch (const c10::Error& e) {

@@ -59,8 +59,8 @@ void check_schema(const Node& n, const PreparedNode& p, const std::string& at) {
                       std::to_string(schema.size()));
   }
   const int64_t flags = p.op->needs_input_grad_count;
-  if (flags >= 0 && (!p.args[0].isBoolList() ||
-                     static_cast<int64_t>(p.args[0].toBoolList().size()) != flags)) {
+  if (flags >= 0 &&
+      (!p.args[0].isBoolList() || static_cast<int64_t>(p.args[0].toBoolList().size()) != flags)) {
     throw FormatError(at + ".args[0]: expected " + std::to_string(flags) +
                       " needs_input_grad flags, got " +
                       (p.args[0].isBoolList() ? std::to_string(p.args[0].toBoolList().size())

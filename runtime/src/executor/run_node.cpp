@@ -56,10 +56,15 @@ void fill_args(PreparedNode& p, const Node& node, const Values& values) {
   }
 }
 
-// Drops the references the prepared args hold, so that dead tensors are freed.
-void clear_args(PreparedNode& p) {
-  for (const TensorSlot& s : p.slots) set_slot(p.args[s.arg], s.item, at::Tensor());
-}
+// Drops the references the prepared args hold once a node ran (or threw), so that dead
+// tensors are freed at their last use.
+struct ArgsRelease {
+  PreparedNode& p;
+  ~ArgsRelease() {
+    for (const TensorSlot& s : p.slots) set_slot(p.args[s.arg], s.item, at::Tensor());
+    for (uint32_t j : p.rebuilt_args) p.args[j] = c10::IValue();
+  }
+};
 
 void run_validate(const PreparedNode& p, Values& values) {
   variable_list grads = gather(p, values);
@@ -129,10 +134,9 @@ void run_aten(PreparedNode& p, Values& values) {
 void run_node(PreparedNode& p, const Node& node, Values& values) {
   switch (p.kind) {
     case NodeKind::kFunctional: {
+      ArgsRelease release{p};
       fill_args(p, node, values);
-      variable_list out = p.op->fn(gather(p, values), p.args);
-      clear_args(p);
-      return scatter(p, std::move(out), values);
+      return scatter(p, p.op->fn(gather(p, values), p.args), values);
     }
     case NodeKind::kValidateOutputs:
       return run_validate(p, values);
@@ -145,9 +149,9 @@ void run_node(PreparedNode& p, const Node& node, Values& values) {
     case NodeKind::kCopySlicesEpilogue:
       return run_copy_slices_epilogue(p, values);
     case NodeKind::kAten: {
+      ArgsRelease release{p};
       fill_args(p, node, values);
-      run_aten(p, values);
-      return clear_args(p);
+      return run_aten(p, values);
     }
   }
 }
