@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include <functional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,9 @@ struct ParityCase {
   /// Largest relative error allowed: float32 by default; float64 cases pass tighter bounds.
   double max_rel_error = 1e-6;
 };
+
+/// gtest prints a case by its name (ctest lists each parameterized test with it).
+inline void PrintTo(const ParityCase& c, std::ostream* os) { *os << c.name; }
 
 /// Max |got - want| / max(|want|max, 1e-12), or +inf on shape/dtype/definedness mismatch.
 double relative_error(const at::Tensor& got, const at::Tensor& want);
