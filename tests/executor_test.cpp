@@ -8,6 +8,7 @@
 
 #include "ca/capture.h"
 #include "ca/error.h"
+#include "test_util.h"
 
 namespace ca {
 namespace {
@@ -25,23 +26,12 @@ std::vector<at::Tensor> copies(const std::vector<at::Tensor>& ts) {
   return out;
 }
 
-template <class E>
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected an exception";
-  return "";
-}
-
 TEST(Executor, WrongInputCountNamesBoth) {
   CaptureResult cap = small_capture();
   Executor ex(cap.graph);
   auto inputs = copies(cap.inputs);
   inputs.pop_back();
-  const std::string msg = message_of<InputError>([&] { ex.run(inputs); });
+  const std::string msg = test::error_of<InputError>([&] { ex.run(inputs); });
   EXPECT_NE(msg.find("expected " + std::to_string(cap.inputs.size()) + " inputs, got " +
                      std::to_string(inputs.size())),
             std::string::npos)
@@ -54,14 +44,14 @@ TEST(Executor, WrongDtypeAndShapeNameTheInput) {
   auto inputs = copies(cap.inputs);
   const size_t k = inputs.size() - 1;
   inputs[k] = inputs[k].to(torch::kDouble);
-  std::string msg = message_of<InputError>([&] { ex.run(inputs); });
+  std::string msg = test::error_of<InputError>([&] { ex.run(inputs); });
   EXPECT_NE(msg.find("input " + std::to_string(k) + " (" + cap.graph.inputs[k].name + ")"),
             std::string::npos)
       << msg;
   EXPECT_NE(msg.find("Double"), std::string::npos) << msg;
   inputs = copies(cap.inputs);
   inputs[0] = torch::zeros({7});
-  msg = message_of<InputError>([&] { ex.run(inputs); });
+  msg = test::error_of<InputError>([&] { ex.run(inputs); });
   EXPECT_NE(msg.find("[7]"), std::string::npos) << msg;
 }
 
@@ -80,7 +70,7 @@ TEST(Executor, UnknownOpsAreAllListed) {
     if (n.kind == NodeKind::kFunctional) n.op = "NoSuchBackward" + std::to_string(renamed++ % 2);
   }
   ASSERT_GE(renamed, 2);
-  const std::string msg = message_of<OpNotFoundError>([&] { Executor ex(g); });
+  const std::string msg = test::error_of<OpNotFoundError>([&] { Executor ex(g); });
   EXPECT_NE(msg.find("NoSuchBackward0"), std::string::npos) << msg;
   EXPECT_NE(msg.find("NoSuchBackward1"), std::string::npos) << msg;
 }
@@ -105,7 +95,7 @@ TEST(Executor, TooManyNeedsInputGradFlagsAreRefused) {
       break;
     }
   }
-  const std::string msg = message_of<FormatError>([&] { Executor ex(g); });
+  const std::string msg = test::error_of<FormatError>([&] { Executor ex(g); });
   EXPECT_NE(msg.find("needs_input_grad flags"), std::string::npos) << msg;
 }
 

@@ -26,24 +26,13 @@ void write_file(const std::string& path, const std::string& bytes) {
 template <typename E = FormatError>
 std::string load_error(const Graph& g, const LoadOptions& options = {}) {
   const std::vector<uint8_t> bytes = graph_to_bytes(g);
-  try {
-    graph_from_bytes(bytes.data(), bytes.size(), options);
-  } catch (const E& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "graph loaded, expected an error";
-  return "";
+  return test::error_of<E>([&] { graph_from_bytes(bytes.data(), bytes.size(), options); },
+                           "loading the graph");
 }
 
 template <typename E = FormatError>
 std::string file_error(const std::string& path) {
-  try {
-    load_graph(path);
-  } catch (const E& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << path << " loaded, expected an error";
-  return "";
+  return test::error_of<E>([&] { load_graph(path); }, "loading " + path);
 }
 
 TEST(GraphBadInput, EmptyBuffer) {

@@ -99,13 +99,7 @@ void expect_same(const std::vector<at::Tensor>& got, const std::vector<at::Tenso
 }
 
 std::string load_error(const std::string& path) {
-  try {
-    load_tensors(path);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << path << " loaded";
-  return "";
+  return test::error_of<Error>([&] { load_tensors(path); }, "loading " + path);
 }
 
 TEST_F(TensorIo, PythonSaveLoadsInCpp) {
