@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 
 #include "ca/capture.h"
@@ -79,6 +80,7 @@ int main(int argc, char** argv) {
 
     std::vector<at::Tensor> batch;
     for (const at::Tensor& t : cap.inputs) batch.push_back(t.detach());
+    std::filesystem::create_directories(a.out);
     ca::save_graph(cap.graph, a.out + "/bwd.fb");
     ca::save_tensors(batch, a.out + "/batch.pt");
     ca::save_tensors(expected, a.out + "/expected.pt");
