@@ -99,6 +99,28 @@ TEST(Executor, TooManyNeedsInputGradFlagsAreRefused) {
   EXPECT_NE(msg.find("needs_input_grad flags"), std::string::npos) << msg;
 }
 
+TEST(Executor, AFailingNodeIsNamedWithItsInputs) {
+  // Saved sizes that no longer fit the tensors: the node's math fails at replay.
+  CaptureResult cap = small_capture();
+  bool changed = false;
+  for (Node& n : cap.graph.nodes) {
+    for (Arg& a : n.args) {
+      if (n.kind != NodeKind::kFunctional || a.kind != Arg::Kind::kList || a.items.empty() ||
+          a.items[0].kind != Arg::Kind::kInt || changed) {
+        continue;
+      }
+      for (Arg& item : a.items) item.i = 7;
+      changed = true;
+    }
+  }
+  ASSERT_TRUE(changed);
+  Executor ex(cap.graph);
+  const std::string msg = test::error_of<ExecutionError>([&] { ex.run(copies(cap.inputs)); });
+  EXPECT_NE(msg.find("node "), std::string::npos) << msg;
+  EXPECT_NE(msg.find("on inputs (%"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("Float["), std::string::npos) << msg;
+}
+
 TEST(Executor, ReplayMatchesEagerAndAccumulatesLikeBackward) {
   CaptureResult cap = small_capture();
   Executor ex(cap.graph);

@@ -52,6 +52,23 @@ std::string node_label(const Graph& g, size_t i) {
   return label + ")";
 }
 
+// "node 17 (functional MulBackward0) on inputs (%3 Float[2, 4] on cpu, undefined): "
+std::string failure_context(const Graph& g, size_t i, const std::vector<at::Tensor>& values) {
+  std::string text = node_label(g, i) + " on inputs (";
+  const auto& ins = g.nodes[i].inputs;
+  for (size_t k = 0; k < ins.size(); ++k) {
+    if (k > 0) text += ", ";
+    const at::Tensor* t = ins[k] == kNoValue ? nullptr : &values[static_cast<size_t>(ins[k])];
+    if (t == nullptr || !t->defined()) {
+      text += "undefined";
+    } else {
+      text +=
+          "%" + std::to_string(ins[k]) + " " + describe(t->scalar_type(), t->sizes(), t->device());
+    }
+  }
+  return text + "): ";
+}
+
 }  // namespace
 
 struct Executor::Impl {
@@ -101,9 +118,9 @@ std::vector<at::Tensor> Executor::run(const std::vector<at::Tensor>& inputs, Run
       }
     }
   } catch (const c10::Error& e) {
-    throw ExecutionError(node_label(g, i) + ": " + e.what_without_backtrace());
+    throw ExecutionError(failure_context(g, i, values) + e.what_without_backtrace());
   } catch (const std::exception& e) {
-    throw ExecutionError(node_label(g, i) + ": " + e.what());
+    throw ExecutionError(failure_context(g, i, values) + e.what());
   }
 
   std::vector<at::Tensor> out;
