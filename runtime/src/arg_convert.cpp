@@ -214,6 +214,15 @@ Arg arg_from_ivalue(const c10::IValue& v, const c10::TypePtr& declared_in,
                      " cannot be stored in a graph");
 }
 
+Arg constant_arg_from_ivalue(const c10::IValue& value, const c10::TypePtr& declared,
+                             const std::string& where) {
+  auto refuse_tensors = [&](const at::Tensor& t) -> ValueId {
+    if (t.defined()) throw CaptureError(where + ": unexpected tensor in constant state");
+    return kNoValue;
+  };
+  return arg_from_ivalue(value, declared, refuse_tensors, where);
+}
+
 c10::IValue ivalue_from_arg(const Arg& a, const ValueToTensor& tensor_of,
                             const ValueToInt& int_of) {
   switch (a.kind) {

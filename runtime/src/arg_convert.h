@@ -28,6 +28,11 @@ using TensorToValue = std::function<ValueId(const at::Tensor&)>;
 Arg arg_from_ivalue(const c10::IValue& value, const c10::TypePtr& declared,
                     const TensorToValue& tensor_id, const std::string& where);
 
+/// Arg of a packed IValue that must hold no tensors (edge metadata, view geometry). Throws
+/// CaptureError naming `where` if a defined tensor is inside, rather than dropping it.
+Arg constant_arg_from_ivalue(const c10::IValue& value, const c10::TypePtr& declared,
+                             const std::string& where);
+
 /// Maps a value id inside an Arg to the tensor it stands for at this point.
 using ValueToTensor = std::function<at::Tensor(ValueId)>;
 /// Maps a kSymInt reference to its int value.

@@ -176,10 +176,9 @@ variable_list record_validate(CaptureState& st, AgNode& fn, dyn::SwapSavedVariab
   ca::Node v;
   v.kind = NodeKind::kValidateOutputs;
   v.op = "validate_outputs";
-  auto no_tensor = [](const at::Tensor&) -> ValueId { return kNoValue; };
-  v.args.push_back(detail::arg_from_ivalue(dyn::IValuePacker<MetadataList>::pack(metadata),
-                                           dyn::IValuePacker<MetadataList>::packed_type(),
-                                           no_tensor, fn.name() + " output metadata"));
+  v.args.push_back(detail::constant_arg_from_ivalue(dyn::IValuePacker<MetadataList>::pack(metadata),
+                                                    dyn::IValuePacker<MetadataList>::packed_type(),
+                                                    fn.name() + " output metadata"));
   variable_list validated(outputs.size());
   for (size_t i = 0; i < outputs.size(); ++i) {
     v.inputs.push_back(st.builder.id_of(outputs[i], fn.name() + " outputs"));

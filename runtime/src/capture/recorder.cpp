@@ -85,11 +85,10 @@ variable_list Recorder::call_copy_slices_prologue(PyObject*, const variable_list
   Node node;
   node.kind = NodeKind::kCopySlicesPrologue;
   node.inputs = ids_of({inputs.at(0)}, "CopySlices");
-  auto no_tensor = [](const at::Tensor&) -> ValueId { return kNoValue; };
   for (const at::TensorGeometry* g : {&base, &view}) {
-    node.args.push_back(arg_from_ivalue(dyn::IValuePacker<at::TensorGeometry>::pack(*g),
-                                        dyn::IValuePacker<at::TensorGeometry>::packed_type(),
-                                        no_tensor, "CopySlices geometry"));
+    node.args.push_back(constant_arg_from_ivalue(
+        dyn::IValuePacker<at::TensorGeometry>::pack(*g),
+        dyn::IValuePacker<at::TensorGeometry>::packed_type(), "CopySlices geometry"));
   }
   const auto dtype = inputs.at(0).scalar_type();
   variable_list out(3);
