@@ -46,13 +46,17 @@ ValueId GraphBuilder::define(c10::IntArrayRef sizes, c10::IntArrayRef strides,
   return bind(*proxy);
 }
 
+ValueId GraphBuilder::define(c10::IntArrayRef sizes, c10::ScalarType dtype, at::Tensor* proxy) {
+  *proxy = at::empty(sizes, at::TensorOptions().dtype(dtype).device(at::kMeta));
+  return bind(*proxy);
+}
+
 ValueId GraphBuilder::define_like(const at::Tensor& like, at::Tensor* proxy) {
   if (!like.defined()) {
     *proxy = at::Tensor();
     return kNoValue;
   }
-  *proxy = at::empty(like.sizes(), at::TensorOptions().dtype(like.scalar_type()).device(at::kMeta));
-  return bind(*proxy);
+  return define(like.sizes(), like.scalar_type(), proxy);
 }
 
 ValueId GraphBuilder::id_of(const at::Tensor& t, const std::string& where) {

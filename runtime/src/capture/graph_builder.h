@@ -20,6 +20,8 @@ class GraphBuilder {
   /// A new value (a node output) with a proxy of the given sizes/strides and dtype.
   ValueId define(c10::IntArrayRef sizes, c10::IntArrayRef strides, c10::ScalarType dtype,
                  at::Tensor* proxy);
+  /// A new value with a contiguous proxy of the given sizes and dtype.
+  ValueId define(c10::IntArrayRef sizes, c10::ScalarType dtype, at::Tensor* proxy);
   /// A new value shaped like `like` (contiguous); kNoValue and an undefined proxy if undefined.
   ValueId define_like(const at::Tensor& like, at::Tensor* proxy);
   /// Value id of a proxy; kNoValue for an undefined tensor. Throws CaptureError naming `where`

@@ -17,14 +17,6 @@ std::vector<int64_t> concrete(c10::SymIntArrayRef sizes) {
   return C10_AS_INTARRAYREF_SLOW(sizes).vec();
 }
 
-std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& sizes) {
-  std::vector<int64_t> strides(sizes.size(), 1);
-  for (size_t i = sizes.size(); i > 1; --i) {
-    strides[i - 2] = strides[i - 1] * std::max<int64_t>(sizes[i - 1], 1);
-  }
-  return strides;
-}
-
 }  // namespace
 
 std::vector<ValueId> Recorder::ids_of(const variable_list& ts, const std::string& where) const {
@@ -69,8 +61,7 @@ variable_list Recorder::call_function(PyObject*, const char* method_name,
     ValueId out = kNoValue;
     if (md.has_value()) {
       const auto sizes = concrete(md->shape_as_dim_vector());
-      out = builder_->define(sizes, contiguous_strides(sizes),
-                             c10::typeMetaToScalarType(md->dtype()), &proxy);
+      out = builder_->define(sizes, c10::typeMetaToScalarType(md->dtype()), &proxy);
     }
     node.outputs.push_back(out);
     outputs.push_back(proxy);
@@ -97,8 +88,7 @@ variable_list Recorder::call_copy_slices_prologue(PyObject*, const variable_list
   const auto view_sizes = concrete(view.sym_sizes());
   node.outputs.push_back(
       builder_->define(view_sizes, concrete(view.sym_strides()), dtype, &out[1]));
-  node.outputs.push_back(
-      builder_->define(view_sizes, contiguous_strides(view_sizes), dtype, &out[2]));
+  node.outputs.push_back(builder_->define(view_sizes, dtype, &out[2]));
   builder_->add_node(std::move(node));
   return out;
 }
