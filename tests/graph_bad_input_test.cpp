@@ -9,8 +9,11 @@
 #include <vector>
 
 #include "ca/error.h"
+#include "ca/graph_dump.h"
 #include "ca/graph_io.h"
+#include "ca/graph_validate.h"
 #include "ca/tensor_io.h"
+#include "ca/version.h"
 #include "ca_graph_generated.h"
 #include "sample_graphs.h"
 #include "test_util.h"

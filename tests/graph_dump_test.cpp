@@ -1,10 +1,13 @@
 // ca::dump_graph and ca::format_arg: the text forms used by `replay --dump` and error logs.
+#include "ca/graph_dump.h"
+
 #include <gtest/gtest.h>
 
 #include <limits>
 #include <string>
 
 #include "ca/graph.h"
+#include "ca/version.h"
 #include "sample_graphs.h"
 #include "test_util.h"
 

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "ca/error.h"
+#include "ca/graph_dump.h"
+#include "ca/graph_validate.h"
 #include "sample_graphs.h"
 #include "test_util.h"
 

@@ -1,4 +1,6 @@
 // ca::validate_graph: each structural rule of graph.h, one mutation of a valid graph at a time.
+#include "ca/graph_validate.h"
+
 #include <gtest/gtest.h>
 
 #include <functional>

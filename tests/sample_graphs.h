@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ca/graph.h"
+#include "ca/version.h"
 
 namespace ca::test {
 

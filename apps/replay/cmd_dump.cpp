@@ -1,6 +1,7 @@
 // replay --dump FILE: print a loaded graph, one line per input and node.
 #include <cstdio>
 
+#include "ca/graph_dump.h"
 #include "ca/graph_io.h"
 #include "commands.h"
 

@@ -5,6 +5,7 @@
 
 #include "ca/error.h"
 #include "ca/graph.h"
+#include "ca/version.h"
 #include "harvest/harvest.h"
 
 namespace ca {

@@ -9,6 +9,8 @@
 
 #include "ca/error.h"
 #include "ca/graph_io.h"
+#include "ca/graph_validate.h"
+#include "ca/version.h"
 #include "ca_graph_generated.h"
 #include "file_bytes.h"
 #include "graph_reader.h"

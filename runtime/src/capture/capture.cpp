@@ -12,6 +12,7 @@
 #include "arg_convert.h"
 #include "ca/error.h"
 #include "ca/op_registry.h"
+#include "ca/version.h"
 #include "capture/recorder.h"
 
 namespace ca {

@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 
 #include "ca/error.h"
+#include "check.h"
 
 namespace ca::detail {
 namespace {

@@ -6,6 +6,8 @@
 
 #include "arg_convert.h"
 #include "ca/error.h"
+#include "ca/graph_validate.h"
+#include "ca/version.h"
 #include "executor/prepared.h"
 #include "executor/schema_check.h"
 

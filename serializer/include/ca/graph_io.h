@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ca/graph.h"
+#include "ca/version.h"
 
 namespace ca {
 

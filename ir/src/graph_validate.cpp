@@ -1,4 +1,6 @@
 // The semantic pass over a graph: every rule graph.h states, checked before anything runs it.
+#include "ca/graph_validate.h"
+
 #include <c10/core/DeviceType.h>
 #include <c10/core/Layout.h>
 #include <c10/core/MemoryFormat.h>
@@ -8,7 +10,6 @@
 #include <vector>
 
 #include "ca/error.h"
-#include "ca/graph.h"
 
 namespace ca {
 namespace {

@@ -1,7 +1,5 @@
 #include "ca/graph.h"
 
-#include <torch/version.h>
-
 #include <algorithm>
 #include <cstring>
 #include <utility>
@@ -93,11 +91,6 @@ std::vector<size_t> grad_targets(const Graph& graph) {
     if (std::find(targets.begin(), targets.end(), k) == targets.end()) targets.push_back(k);
   }
   return targets;
-}
-
-std::string runtime_torch_version() {
-  return std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR) + "." +
-         std::to_string(TORCH_VERSION_PATCH);
 }
 
 }  // namespace ca

@@ -1,4 +1,6 @@
 // Text forms of a graph and its args, for `replay --dump`, logs and test failures.
+#include "ca/graph_dump.h"
+
 #include <c10/core/Device.h>
 #include <c10/core/DeviceType.h>
 #include <c10/core/Layout.h>
@@ -11,8 +13,6 @@
 #include <limits>
 #include <sstream>
 #include <string>
-
-#include "ca/graph.h"
 
 namespace ca {
 namespace {

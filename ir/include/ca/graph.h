@@ -175,19 +175,4 @@ struct Graph {
 /// parameters whose gradients a replay produces.
 std::vector<size_t> grad_targets(const Graph& graph);
 
-/// The torch version this build was compiled against, "MAJOR.MINOR.PATCH".
-std::string runtime_torch_version();
-
-/// Checks every structural rule of a graph: value ids in range and defined exactly once before
-/// use, arity of each node kind, arg shapes of the built-in kinds. Throws FormatError naming
-/// the first violation, e.g. "nodes[17].inputs[2]: value id 93 out of range [0, 80)".
-void validate_graph(const Graph& graph);
-
-/// A readable text form: a header, one line per input, one line per node
-/// ("  12 functional MulBackward0 (%3, %7) -> (%12, %13) [bools(1,1), t%2, Float]").
-std::string dump_graph(const Graph& graph);
-
-/// Short text of one packed argument, as used by dump_graph.
-std::string format_arg(const Arg& arg);
-
 }  // namespace ca
