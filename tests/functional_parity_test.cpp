@@ -6,7 +6,7 @@
 #include <torch/csrc/dynamo/compiled_autograd.h>
 #include <torch/torch.h>
 
-#include "ca/op_registry.h"
+#include "registry/op_entry.h"
 
 namespace ca {
 namespace {
@@ -25,7 +25,9 @@ NodeT& node_of(const at::Tensor& y) {
 // Calls the registry's function for `op` and checks its result against eager autograd.
 void expect_parity(const std::string& op, const at::Tensor& y, const PackedArgs& args,
                    const std::vector<at::Tensor>& wrt, const std::vector<int>& out_index = {}) {
-  const OpEntry& entry = OpRegistry::global().get(op);
+  const detail::OpEntry* found = detail::find_op(op);
+  ASSERT_NE(found, nullptr) << op;
+  const detail::OpEntry& entry = *found;
   ASSERT_EQ(entry.schema.size(), args.vec().size()) << op << ": packed args vs schema";
   const at::Tensor grad_out = torch::randn_like(y);
   variable_list got = entry.fn({grad_out}, args.vec());

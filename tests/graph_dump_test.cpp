@@ -61,7 +61,8 @@ TEST(GraphDump, LongListsAreCut) {
 
 TEST(GraphDump, SampleGraph) {
   const std::string dump = dump_graph(test::sample_graph());
-  const std::string header = "graph: format 1, torch " + runtime_torch_version() +
+  const std::string header = "graph: format " + std::to_string(kFormatVersion) + ", torch " +
+                             runtime_torch_version() +
                              ", 5 inputs, 7 nodes, 15 values, 3 outputs\n";
   EXPECT_EQ(dump.rfind(header, 0), 0u) << dump;
   for (const char* line : {
@@ -73,6 +74,8 @@ TEST(GraphDump, SampleGraph) {
            "\n  0 functional MulBackward0 (%0) -> (%5, %6) [None, True, ",
            "\n  1 validate_outputs (%5, %6) -> (%7, %8) [List[Optional[Any]][None, None]]\n",
            "\n  2 accumulate (%7, undef) -> (%9)\n",
+           "\nop schemas:\n  MulBackward0(List[bool], Tensor, ScalarType, Tensor, ScalarType), 2 "
+           "flags\n",
            "\n  4 aten aten::mul.Tensor (%11, %12) -> (%13) [%11, %12]\n",
            "\n  5 copy_slices_epilogue (%10, %11, %13, undef) -> (%14, undef) [bools[1,0]]\n",
            "\n  6 accumulate_grad AccumulateGrad (%1, %14) -> () [False]\n",

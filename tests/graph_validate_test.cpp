@@ -24,6 +24,14 @@ struct Case {
 const std::vector<Case>& cases() {
   using test::make_node;
   static const std::vector<Case> kCases = {
+      {"op schemas out of order",
+       [](Graph& g) { g.op_schemas.insert(g.op_schemas.begin(), g.op_schemas[0]); },
+       "op_schemas[1].op: 'MulBackward0' is not after 'MulBackward0'"},
+      {"op schema without a name", [](Graph& g) { g.op_schemas[0].op.clear(); },
+       "op_schemas[0].op: empty op name"},
+      {"op schema flag count below -1",
+       [](Graph& g) { g.op_schemas[0].needs_input_grad_count = -5; },
+       "op_schemas[0].needs_input_grad_count: -5 is below -1"},
       {"node input out of range", [](Graph& g) { g.nodes[3].inputs[0] = 93; },
        "nodes[3].inputs[0]: value id 93 out of range [0, 15)"},
       {"negative id", [](Graph& g) { g.nodes[4].inputs[1] = -7; },

@@ -5,7 +5,9 @@
 
 #include <string>
 
+#include "ca/custom_function.h"
 #include "ca/error.h"
+#include "registry/op_entry.h"
 
 namespace ca {
 namespace {
@@ -24,59 +26,65 @@ TEST(OpRegistry, ResolvesAtLeast99PercentOfBuiltinNodes) {
 }
 
 TEST(OpRegistry, EntriesCarryFunctionAndSchema) {
-  const OpEntry& mul = OpRegistry::global().get("MulBackward0");
-  EXPECT_EQ(mul.name, "MulBackward0");
-  ASSERT_TRUE(static_cast<bool>(mul.fn));
+  const detail::OpEntry* mul = detail::find_op("MulBackward0");
+  ASSERT_NE(mul, nullptr);
+  EXPECT_EQ(mul->name, "MulBackward0");
+  ASSERT_TRUE(static_cast<bool>(mul->fn));
   // needs_input_grad, other, other_scalar_type, self, self_scalar_type
-  ASSERT_EQ(mul.schema.size(), 5u);
-  EXPECT_EQ(mul.schema[0]->str(), "bool[]");
-  EXPECT_EQ(mul.schema[1]->str(), "Tensor");
-  EXPECT_EQ(mul.schema[2]->str(), "ScalarType");
-  EXPECT_FALSE(mul.is_custom_function);
+  const OpInfo info = OpRegistry::global().info("MulBackward0");
+  EXPECT_EQ(info.arg_types,
+            (std::vector<std::string>{"bool[]", "Tensor", "ScalarType", "Tensor", "ScalarType"}));
+  EXPECT_FALSE(info.is_custom_function);
 }
 
 TEST(OpRegistry, ProbesHowManyNeedsInputGradFlagsEachOpTakes) {
   const OpRegistry& registry = OpRegistry::global();
-  EXPECT_EQ(registry.get("MulBackward0").needs_input_grad_count, 2);  // self, other
-  EXPECT_EQ(registry.get("AddmmBackward0").needs_input_grad_count, 3);
-  EXPECT_EQ(registry.get("CatBackward0").needs_input_grad_count, 1);  // a tensor list counts once
-  EXPECT_EQ(registry.get("CopyBackwards").needs_input_grad_count, 2);
-  EXPECT_EQ(registry.get("AccumulateGrad").needs_input_grad_count, -1);  // packs no flags
+  EXPECT_EQ(registry.info("MulBackward0").needs_input_grad_count, 2);  // self, other
+  EXPECT_EQ(registry.info("AddmmBackward0").needs_input_grad_count, 3);
+  EXPECT_EQ(registry.info("CatBackward0").needs_input_grad_count, 1);  // a tensor list counts once
+  EXPECT_EQ(registry.info("CopyBackwards").needs_input_grad_count, 2);
+  EXPECT_EQ(registry.info("AccumulateGrad").needs_input_grad_count, -1);  // packs no flags
   size_t known = 0;
   const auto names = registry.names();
-  for (const std::string& name : names) known += registry.get(name).needs_input_grad_count >= 0;
+  for (const std::string& name : names) known += registry.info(name).needs_input_grad_count >= 0;
   std::printf("needs_input_grad count known for %zu of %zu ops\n", known, names.size());
   EXPECT_GE(known * 100, names.size() * 95);
 }
 
 TEST(OpRegistry, HandWrittenNodesResolveUnderBothNames) {
   const OpRegistry& registry = OpRegistry::global();
-  EXPECT_NE(registry.find("AccumulateGrad"), nullptr);
-  EXPECT_NE(registry.find("CopyBackwards"), nullptr);
+  EXPECT_TRUE(registry.contains("AccumulateGrad"));
+  EXPECT_TRUE(registry.contains("CopyBackwards"));
   // upstream binds CopyBackwards under its qualified name(); graphs refer to it that way
-  EXPECT_NE(registry.find("torch::autograd::CopyBackwards"), nullptr);
+  EXPECT_TRUE(registry.contains("torch::autograd::CopyBackwards"));
 }
 
 TEST(OpRegistry, UnknownNameThrowsErrorNamingIt) {
   try {
-    OpRegistry::global().get("NoSuchBackward7");
+    OpRegistry::global().info("NoSuchBackward7");
     FAIL() << "expected OpNotFoundError";
   } catch (const OpNotFoundError& e) {
     EXPECT_NE(std::string(e.what()).find("NoSuchBackward7"), std::string::npos) << e.what();
   }
-  EXPECT_EQ(OpRegistry::global().find("NoSuchBackward7"), nullptr);
+  EXPECT_FALSE(OpRegistry::global().contains("NoSuchBackward7"));
 }
 
-TEST(OpRegistry, AddKeepsFirstEntry) {
-  OpRegistry& registry = OpRegistry::global();
-  OpEntry entry{"ca_test_op", [](const auto& g, const auto&) { return g; }, {}, true};
-  registry.add(entry);
-  const OpEntry* first = registry.find("ca_test_op");
+TEST(OpRegistry, CustomFunctionRegistrationKeepsTheFirstEntry) {
+  auto identity = [](const auto& g, const auto&) { return g; };
+  EXPECT_TRUE(detail::register_custom_function("ca_test_op", identity));
+  const detail::OpEntry* first = detail::find_op("ca_test_op");
   ASSERT_NE(first, nullptr);
-  entry.schema.push_back(at::IntType::get());
-  EXPECT_FALSE(registry.add(entry));
-  EXPECT_EQ(registry.find("ca_test_op"), first);
-  EXPECT_TRUE(first->schema.empty());
+  EXPECT_TRUE(first->is_custom_function);
+  EXPECT_FALSE(detail::register_custom_function("ca_test_op", identity));
+  EXPECT_EQ(detail::find_op("ca_test_op"), first);
+}
+
+TEST(OpRegistry, BuiltinsCannotBeReplacedByACustomFunction) {
+  const detail::OpEntry* mul = detail::find_op("MulBackward0");
+  EXPECT_FALSE(detail::register_custom_function("MulBackward0",
+                                                [](const auto& g, const auto&) { return g; }));
+  EXPECT_EQ(detail::find_op("MulBackward0"), mul);
+  EXPECT_FALSE(mul->is_custom_function);
 }
 
 }  // namespace

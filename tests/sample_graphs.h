@@ -174,6 +174,13 @@ inline Graph sample_graph() {
   };
   g.num_values = 15;
   g.outputs = {8, 14, kNoValue};
+  // MulBackward0's schema as torch 2.13 reports it (checked against the registry in
+  // op_binding_test): needs_input_grad, other, other_scalar_type, self, self_scalar_type.
+  g.op_schemas = {{"MulBackward0",
+                   {nested(K::kList, {leaf(K::kBool)}), leaf(K::kTensor), leaf(K::kScalarType),
+                    leaf(K::kTensor), leaf(K::kScalarType)},
+                   2,
+                   false}};
   return g;
 }
 

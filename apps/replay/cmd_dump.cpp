@@ -8,9 +8,7 @@
 namespace ca::cli {
 
 int cmd_dump(const Options& o) {
-  LoadOptions load;
-  load.allow_version_mismatch = o.allow_version_mismatch;
-  const Graph g = load_graph(o.dump, load);  // errors go to main: message on stderr, exit 2
+  const Graph g = load_graph(o.dump);  // errors go to main: message on stderr, exit 2
   std::fputs(dump_graph(g).c_str(), stdout);
   return 0;
 }

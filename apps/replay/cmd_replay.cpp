@@ -67,10 +67,10 @@ void save_grads(const std::vector<at::Tensor>& grads, const std::string& path) {
 
 int cmd_replay(const Options& o) {
   if (o.inputs.empty()) throw Error("--graph needs --inputs FILE (the graph's input tensors)");
-  LoadOptions load;
-  load.allow_version_mismatch = o.allow_version_mismatch;
+  ExecutorOptions options;
+  options.allow_version_mismatch = o.allow_version_mismatch;
   auto start = Clock::now();
-  Executor ex(load_graph(o.graph, load));
+  Executor ex(load_graph(o.graph), options);
   const std::vector<at::Tensor> inputs = load_tensors(o.inputs);
   const double load_ms = ms_since(start);
 

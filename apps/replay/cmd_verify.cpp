@@ -1,4 +1,5 @@
-// replay --verify FILE: load a graph through every check and print a one-line summary.
+// replay --verify FILE: run the whole load pipeline (decode, structure, op binding, schema
+// compatibility, plan) -- the very code a replay runs -- and print a one-line summary.
 #include <algorithm>
 #include <cstdio>
 #include <set>
@@ -6,7 +7,9 @@
 #include <vector>
 
 #include "ca/error.h"
+#include "ca/executor.h"
 #include "ca/graph_io.h"
+#include "ca/version.h"
 #include "commands.h"
 
 namespace ca::cli {
@@ -27,25 +30,27 @@ std::vector<std::string> ops_used(const Graph& g) {
   return ops;
 }
 
-std::string summary(const std::string& path, const Graph& g) {
+std::string summary(const std::string& path, const Executor& ex) {
+  const Graph& g = ex.graph();
   const std::vector<std::string> ops = ops_used(g);
   std::string list;
   for (size_t i = 0; i < ops.size() && i < kMaxOpsShown; ++i) list += (i ? ", " : "") + ops[i];
   if (ops.size() > kMaxOpsShown) list += ", ...";
   return "ok: " + path + ": " + std::to_string(g.nodes.size()) + " nodes, " +
          std::to_string(g.inputs.size()) + " inputs, " + std::to_string(ops.size()) +
-         " ops used (" + list + "), torch " + g.torch_version + ", format " +
-         std::to_string(g.format_version);
+         " ops used (" + list + "), format " + std::to_string(g.format_version) +
+         ", captured with torch " + (g.torch_version.empty() ? "?" : g.torch_version) +
+         " (runtime " + runtime_torch_version() + ")";
 }
 
 }  // namespace
 
 int cmd_verify(const Options& o) {
   try {
-    LoadOptions load;
-    load.allow_version_mismatch = o.allow_version_mismatch;
-    const Graph g = load_graph(o.verify, load);
-    std::printf("%s\n", summary(o.verify, g).c_str());
+    ExecutorOptions options;
+    options.allow_version_mismatch = o.allow_version_mismatch;
+    const Executor ex(load_graph(o.verify), options);
+    std::printf("%s\n", summary(o.verify, ex).c_str());
     return 0;
   } catch (const Error& e) {
     std::fprintf(stderr, "replay: error: %s\n", e.what());

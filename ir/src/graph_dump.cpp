@@ -173,6 +173,16 @@ std::string node_line(const Node& n, size_t index) {
   return s + " [" + items(n.args, 1, "", n.args.size()) + "]";  // every node arg
 }
 
+// "  MulBackward0(List[bool], Tensor, ScalarType, Tensor, ScalarType), 2 flags"
+std::string op_schema_line(const OpSchema& o) {
+  std::string s = "  " + escaped(o.op) + "(";
+  for (size_t i = 0; i < o.args.size(); ++i) s += (i ? ", " : "") + type_name(o.args[i]);
+  s += ")";
+  if (o.needs_input_grad_count >= 0)
+    s += ", " + std::to_string(o.needs_input_grad_count) + " flags";
+  return o.is_custom_function ? s + ", custom function" : s;
+}
+
 }  // namespace
 
 std::string format_arg(const Arg& a) {
@@ -221,7 +231,10 @@ std::string dump_graph(const Graph& g) {
                     std::to_string(g.outputs.size()) + " outputs\n";
   for (size_t i = 0; i < g.inputs.size(); ++i) out += input_line(g.inputs[i], i) + "\n";
   for (size_t n = 0; n < g.nodes.size(); ++n) out += node_line(g.nodes[n], n) + "\n";
-  return out + "outputs " + values(g.outputs) + "\n";
+  out += "outputs " + values(g.outputs) + "\n";
+  if (!g.op_schemas.empty()) out += "op schemas:\n";
+  for (const OpSchema& o : g.op_schemas) out += op_schema_line(o) + "\n";
+  return out;
 }
 
 }  // namespace ca

@@ -145,6 +145,7 @@ class Validator {
   void check_use(ValueId id, int node, const std::string& path, bool may_be_undefined);
   void check_arg(const Arg& a, int node, const std::string& path, int depth);
   void check_payload(const Arg& a, const std::string& path);
+  void check_op_schemas();
 
   const Graph& g_;
   std::vector<int> def_site_;  ///< per value id: kGraphInput, a node index, or kNotDefined
@@ -158,6 +159,26 @@ void Validator::run() {
   const int end = static_cast<int>(g_.nodes.size());
   for (size_t i = 0; i < g_.outputs.size(); ++i) {
     check_use(g_.outputs[i], end, at("", "outputs", i), /*may_be_undefined=*/true);
+  }
+  check_op_schemas();
+}
+
+// One schema per op name, in name order, so that a lookup is a binary search and a file has one
+// canonical form. Whether every functional op has one is the op-binding step's check.
+void Validator::check_op_schemas() {
+  for (size_t i = 0; i < g_.op_schemas.size(); ++i) {
+    const OpSchema& o = g_.op_schemas[i];
+    const std::string path = at("", "op_schemas", i);
+    if (o.op.empty()) throw FormatError(path + ".op: empty op name");
+    if (i > 0 && !(g_.op_schemas[i - 1].op < o.op)) {
+      throw FormatError(path + ".op: '" + o.op + "' is not after '" + g_.op_schemas[i - 1].op +
+                        "' (schemas must be unique and sorted by op name)");
+    }
+    if (o.needs_input_grad_count < -1) {
+      throw FormatError(path + ".needs_input_grad_count: " +
+                        std::to_string(o.needs_input_grad_count) + " is below -1");
+    }
+    for (size_t k = 0; k < o.args.size(); ++k) check_arg_type(o.args[k], at(path, ".args", k), 0);
   }
 }
 

@@ -1,4 +1,5 @@
-// Bytes/file -> ca::Graph: envelope check, verifier, conversion, semantic pass, version gates.
+// Bytes/file -> ca::Graph: envelope check, verifier, decoding, format-version gate. Structure
+// (validate_graph), op binding and torch compatibility are the executor's load steps, run once.
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
@@ -9,8 +10,6 @@
 
 #include "ca/error.h"
 #include "ca/graph_io.h"
-#include "ca/graph_validate.h"
-#include "ca/version.h"
 #include "ca_graph_generated.h"
 #include "file_bytes.h"
 #include "graph_reader.h"
@@ -44,11 +43,11 @@ std::string describe_foreign(const uint8_t* data, size_t size) {
          (text ? "text \"" + head + "\"" : "bytes " + head);
 }
 
-void check_envelope(const uint8_t* data, size_t size) {
+void check_envelope(const uint8_t* data, size_t size, const LoadOptions& options) {
   if (size == 0) throw FormatError("empty (0 bytes), expected a ca-replay graph");
-  if (size > kMaxGraphBytes) {
+  if (size > options.max_graph_bytes) {
     throw FormatError(std::to_string(size) + " bytes, more than the limit of " +
-                      std::to_string(kMaxGraphBytes));
+                      std::to_string(options.max_graph_bytes) + " (LoadOptions::max_graph_bytes)");
   }
   if (size >= kMinGraphBytes && flatbuffers::BufferHasIdentifier(data, fb::GraphIdentifier())) {
     return;
@@ -77,31 +76,17 @@ const fb::Graph& verify(const uint8_t* data, size_t size) {
 }
 
 std::string version_message(uint32_t version) {
-  return "graph file format version " + std::to_string(version) +
-         ", this runtime reads format version " + std::to_string(kFormatVersion);
+  std::string msg = "graph file format version " + std::to_string(version) +
+                    ", this runtime reads format version " + std::to_string(kFormatVersion);
+  if (version == 1) msg += " (format 1 records no op schemas: capture the graph again)";
+  return msg;
 }
 
-/// "2.13.0+cpu" -> "2.13.0".
-std::string release_of(const std::string& v) { return v.substr(0, v.find('+')); }
-
-void check_torch_version(const Graph& g, const LoadOptions& options) {
-  const std::string runtime = runtime_torch_version();
-  if (options.allow_version_mismatch || release_of(g.torch_version) == release_of(runtime)) {
-    return;
-  }
-  const std::string captured = g.torch_version.empty() ? "an unrecorded version" : g.torch_version;
-  throw VersionError("graph captured with torch " + captured + ", runtime built with " + runtime +
-                     " (allow_version_mismatch / --allow-version-mismatch loads it "
-                     "anyway, at your own risk)");
-}
-
-Graph load_aligned(const uint8_t* data, size_t size, const LoadOptions& options) {
-  check_envelope(data, size);
+Graph load_aligned(const uint8_t* data, size_t size) {
   const fb::Graph& root = verify(data, size);
   Graph g;
   try {
     g = detail::read_graph(root, size);
-    validate_graph(g);
   } catch (const FormatError& e) {
     // A file of another format version that does not parse as ours: say so first.
     if (root.format_version() != kFormatVersion) {
@@ -111,7 +96,6 @@ Graph load_aligned(const uint8_t* data, size_t size, const LoadOptions& options)
     throw;
   }
   if (g.format_version != kFormatVersion) throw VersionError(version_message(g.format_version));
-  check_torch_version(g, options);
   return g;
 }
 
@@ -121,14 +105,12 @@ Graph graph_from_bytes(const uint8_t* data, size_t size, const LoadOptions& opti
   if (data == nullptr && size != 0) {
     throw FormatError("null buffer of " + std::to_string(size) + " bytes");
   }
-  if (reinterpret_cast<uintptr_t>(data) % alignof(uint64_t) == 0 || size == 0 ||
-      size > kMaxGraphBytes) {
-    return load_aligned(data, size, options);
-  }
+  check_envelope(data, size, options);
+  if (reinterpret_cast<uintptr_t>(data) % alignof(uint64_t) == 0) return load_aligned(data, size);
   // FlatBuffers reads 8-byte scalars in place: give it an aligned copy.
   std::vector<uint64_t> aligned((size + 7) / 8);
   std::memcpy(aligned.data(), data, size);
-  return load_aligned(reinterpret_cast<const uint8_t*>(aligned.data()), size, options);
+  return load_aligned(reinterpret_cast<const uint8_t*>(aligned.data()), size);
 }
 
 void save_graph(const Graph& graph, const std::string& path) {
@@ -137,13 +119,12 @@ void save_graph(const Graph& graph, const std::string& path) {
 }
 
 Graph load_graph(const std::string& path, const LoadOptions& options) {
-  const std::vector<uint8_t> bytes = detail::read_file_bytes(path, kMaxGraphBytes);
+  const std::vector<uint8_t> bytes = detail::read_file_bytes(path, options.max_graph_bytes);
   try {
     return graph_from_bytes(bytes.data(), bytes.size(), options);
-  } catch (const VersionError& e) {
-    throw VersionError(path + ": " + e.what());
-  } catch (const FormatError& e) {
-    throw FormatError(path + ": " + e.what());
+  } catch (Error& e) {
+    e.add_context(path + ": ");
+    throw;
   }
 }
 

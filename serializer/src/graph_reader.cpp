@@ -60,6 +60,7 @@ class Reader {
   TensorMeta meta(const fb::TensorMeta& m, const std::string& path);
   GraphInput input(const fb::GraphInput& in, const std::string& path);
   Node node(const fb::Node& n, const std::string& path);
+  OpSchema op_schema(const fb::OpSchema& o, const std::string& path);
 
   size_t budget_;
 };
@@ -160,6 +161,22 @@ Node Reader::node(const fb::Node& n, const std::string& path) {
   return out;
 }
 
+OpSchema Reader::op_schema(const fb::OpSchema& o, const std::string& path) {
+  charge(4, path);
+  OpSchema out;
+  out.op = str(o.op(), path + ".op");
+  out.needs_input_grad_count = o.needs_input_grad_count();
+  out.is_custom_function = o.custom_function();
+  if (const auto* args = o.args()) {
+    charge(size_t{4} * args->size(), path + ".args");
+    out.args.reserve(args->size());
+    for (size_t i = 0; i < args->size(); ++i) {
+      out.args.push_back(type(args->Get(i), at(path, ".args", i)));
+    }
+  }
+  return out;
+}
+
 Graph Reader::graph(const fb::Graph& g) {
   charge(4, "graph");
   Graph out;
@@ -181,6 +198,13 @@ Graph Reader::graph(const fb::Graph& g) {
     }
   }
   out.outputs = ids(g.outputs(), "outputs");
+  if (const auto* schemas = g.op_schemas()) {
+    charge(size_t{4} * schemas->size(), "op_schemas");
+    out.op_schemas.reserve(schemas->size());
+    for (size_t i = 0; i < schemas->size(); ++i) {
+      out.op_schemas.push_back(op_schema(*schemas->Get(i), at("", "op_schemas", i)));
+    }
+  }
   return out;
 }
 

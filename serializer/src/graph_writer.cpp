@@ -40,6 +40,7 @@ class Writer {
   Offset<fb::Arg> arg(const Arg& a);
   Offset<fb::GraphInput> input(const GraphInput& in);
   Offset<fb::Node> node(const Node& n);
+  Offset<fb::OpSchema> op_schema(const OpSchema& o);
 
   flatbuffers::FlatBufferBuilder fbb_{4096};
 };
@@ -120,6 +121,15 @@ Offset<fb::Node> Writer::node(const Node& n) {
                         outputs);
 }
 
+Offset<fb::OpSchema> Writer::op_schema(const OpSchema& o) {
+  const auto op = string(o.op);
+  std::vector<Offset<fb::ArgType>> args;
+  args.reserve(o.args.size());
+  for (const ArgType& t : o.args) args.push_back(is_default(t) ? fb::CreateArgType(fbb_) : type(t));
+  return fb::CreateOpSchema(fbb_, op, fbb_.CreateVector(args), o.needs_input_grad_count,
+                            o.is_custom_function);
+}
+
 std::vector<uint8_t> Writer::write(const Graph& graph) {
   const auto torch_version = string(graph.torch_version);
   std::vector<Offset<fb::GraphInput>> inputs;
@@ -131,8 +141,12 @@ std::vector<uint8_t> Writer::write(const Graph& graph) {
   const auto inputs_vec = inputs.empty() ? 0 : fbb_.CreateVector(inputs);
   const auto nodes_vec = nodes.empty() ? 0 : fbb_.CreateVector(nodes);
   const auto outputs = ids(graph.outputs);
+  std::vector<Offset<fb::OpSchema>> schemas;
+  schemas.reserve(graph.op_schemas.size());
+  for (const OpSchema& o : graph.op_schemas) schemas.push_back(op_schema(o));
+  const auto schemas_vec = schemas.empty() ? 0 : fbb_.CreateVector(schemas);
   const auto root = fb::CreateGraph(fbb_, graph.format_version, torch_version, graph.num_values,
-                                    inputs_vec, nodes_vec, outputs);
+                                    inputs_vec, nodes_vec, outputs, schemas_vec);
   fb::FinishGraphBuffer(fbb_, root);
   const uint8_t* data = fbb_.GetBufferPointer();
   return std::vector<uint8_t>(data, data + fbb_.GetSize());

@@ -100,3 +100,22 @@ def test_unknown_flag_is_an_error(replay):
     r = run(replay, "--grpah", "x.fb")
     assert r.returncode == 2
     assert "--grpah" in r.stderr
+
+
+def test_verify_runs_op_binding_like_a_replay(replay, example, tmp_path):
+    """--verify runs the executor's whole load pipeline: a graph whose op no torch knows is
+    refused by --verify exactly as a replay refuses it."""
+    data = (example / "bwd.fb").read_bytes()
+    assert b"TBackward0" in data
+    renamed = tmp_path / "renamed.fb"
+    renamed.write_bytes(data.replace(b"TBackward0", b"TBackwardX"))
+    r = run(replay, "--verify", renamed)
+    assert r.returncode == 2 and "TBackwardX" in r.stderr, r.stderr
+    r = run(replay, "--graph", renamed, "--inputs", example / "batch.pt")
+    assert r.returncode == 2 and "TBackwardX" in r.stderr, r.stderr
+
+
+def test_verify_names_the_capturing_torch(replay, example):
+    r = run(replay, "--verify", example / "bwd.fb")
+    assert r.returncode == 0, r.stderr
+    assert "captured with torch " + torch.__version__.split("+")[0] in r.stdout

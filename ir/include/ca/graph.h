@@ -18,7 +18,8 @@ using ValueId = int32_t;
 /// Stands for an undefined tensor (an absent gradient, an unset saved variable).
 inline constexpr ValueId kNoValue = -1;
 /// Version of the on-disk format this build reads and writes.
-inline constexpr uint32_t kFormatVersion = 1;
+/// Format 2 records each functional op's packed-args schema (Graph::op_schemas).
+inline constexpr uint32_t kFormatVersion = 2;
 
 /// A c10 type, as much as packed args need to rebuild typed containers exactly (a `List[bool]`
 /// stays a `List[bool]`, an empty `List[int]` keeps its element type).
@@ -155,6 +156,21 @@ struct Node {
   }
 };
 
+/// The packed-args schema of one functional op as the capturing torch reported it to upstream's
+/// `bind_function`, plus the probed `needs_input_grad` count: what lets a graph replay on
+/// another torch version whose op has the same schema.
+struct OpSchema {
+  std::string op;                       ///< functional op name, as in Node::op
+  std::vector<ArgType> args;            ///< type of each packed arg, in order
+  int64_t needs_input_grad_count = -1;  ///< length of the flags the op unpacks first; -1 unknown
+  bool is_custom_function = false;      ///< custom C++ function: its schema comes per call
+
+  bool operator==(const OpSchema& o) const {
+    return op == o.op && args == o.args && needs_input_grad_count == o.needs_input_grad_count &&
+           is_custom_function == o.is_custom_function;
+  }
+};
+
 /// A whole captured backward graph.
 struct Graph {
   uint32_t format_version = kFormatVersion;
@@ -163,11 +179,13 @@ struct Graph {
   std::vector<GraphInput> inputs;  ///< value ids [0, inputs.size())
   std::vector<Node> nodes;         ///< in execution order
   std::vector<ValueId> outputs;    ///< values returned by a replay
+  /// One per functional op name the nodes use, sorted by name (capture fills it).
+  std::vector<OpSchema> op_schemas;
 
   bool operator==(const Graph& o) const {
     return format_version == o.format_version && torch_version == o.torch_version &&
            num_values == o.num_values && inputs == o.inputs && nodes == o.nodes &&
-           outputs == o.outputs;
+           outputs == o.outputs && op_schemas == o.op_schemas;
   }
 };
 

@@ -1,13 +1,13 @@
 #pragma once
 /// @file
 /// Registering custom C++ autograd functions (`torch::autograd::Function<T>`) so that graphs
-/// holding them can be replayed: upstream binds their functional form under `typeid(T).name()`.
+/// holding them can be captured and replayed: upstream binds their functional form under
+/// `typeid(T).name()`. Capture refuses a custom function that is not registered.
 
 #include <torch/csrc/autograd/custom_function.h>
 
+#include <string>
 #include <typeinfo>
-
-#include "ca/op_registry.h"
 
 namespace ca {
 
@@ -17,14 +17,19 @@ std::string custom_function_name() {
   return typeid(T).name();
 }
 
-/// Adds T's functional form (`CppNode_apply_functional_ivalue<T>`) to the registry. Returns
-/// false when the name was already registered (by an earlier call or by a capture).
+namespace detail {
+/// Adds (or, before the registry is first used, queues) a custom function's functional form.
+/// Returns false when `name` is already registered. Use register_function<T>() instead.
+bool register_custom_function(const std::string& name, torch::autograd::functional_apply_t fn);
+}  // namespace detail
+
+/// Registers T's functional form (`CppNode_apply_functional_ivalue<T>`). Cheap and safe at
+/// static-initialization time: it never runs the harvest. Returns false when the name was
+/// already registered; the first registration stays.
 template <class T>
 bool register_function() {
-  return OpRegistry::global().add({custom_function_name<T>(),
-                                   &torch::autograd::CppNode_apply_functional_ivalue<T>,
-                                   {},
-                                   /*is_custom_function=*/true});
+  return detail::register_custom_function(custom_function_name<T>(),
+                                          &torch::autograd::CppNode_apply_functional_ivalue<T>);
 }
 
 }  // namespace ca

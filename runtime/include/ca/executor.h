@@ -18,6 +18,10 @@ struct ExecutorOptions {
   /// Device to replay on; unset = the devices recorded in the graph. Only CPU graphs replay
   /// on CPU in this version (CUDA placement is roadmap item 5).
   std::optional<c10::Device> device;
+  /// Load a graph captured with another torch even where an op's recorded packed-args schema
+  /// differs from this runtime's (each node's args are still type-checked against the runtime's
+  /// schema). Graphs whose op schemas all match load without it.
+  bool allow_version_mismatch = false;
 };
 
 /// Per-node timings of one run, filled when asked for (costs a clock read per node).

@@ -14,6 +14,7 @@
 #include "ca/op_registry.h"
 #include "ca/version.h"
 #include "capture/recorder.h"
+#include "session/compiler_session.h"
 
 namespace ca {
 namespace {
@@ -23,12 +24,6 @@ using AgNode = torch::autograd::Node;  // ca::Node is the IR node
 using torch::autograd::variable_list;
 using NodePtr = c10::intrusive_ptr<AgNode>;
 using MetadataList = std::vector<std::optional<torch::autograd::InputMetadata>>;
-
-// Nodes only forward the py_compiler pointer; any non-null value serves in C++.
-PyObject* sentinel_compiler() {
-  static char tag;
-  return reinterpret_cast<PyObject*>(&tag);
-}
 
 std::string node_label(const AgNode& node, size_t index) {
   return "node " + std::to_string(index) + " (" + node.name() + ")";
@@ -135,10 +130,8 @@ void collect_all(CaptureState& st, const std::vector<NodePtr>& order) {
     dyn::NodeCall& call = st.compiler.node_calls.lookup(order[i]);
     st.calls.push_back(&call);
     st.compiler.set_active_node_call_idx(i);
-    dyn::CompiledNodeArgs args(st.compiler, call);
     try {
-      order[i]->compiled_args(args);
-      args.collect(order[i]->next_edges());
+      detail::collect_node(st.compiler, call, *order[i], /*with_edges=*/true);
     } catch (const c10::Error& e) {
       throw CaptureError(node_label(*order[i], i) + ": " + e.what_without_backtrace());
     }
@@ -169,11 +162,8 @@ void bind_inputs(CaptureState& st) {
 }
 
 // validate_outputs, emitted after each node with the metadata of its next edges.
-variable_list record_validate(CaptureState& st, AgNode& fn, dyn::SwapSavedVariables& saved,
+variable_list record_validate(CaptureState& st, AgNode& fn, const MetadataList& metadata,
                               const variable_list& outputs) {
-  saved.before(fn.next_edges());
-  MetadataList metadata = dyn::get_input_metadata(fn.next_edges());
-  saved.after(fn.next_edges());
   ca::Node v;
   v.kind = NodeKind::kValidateOutputs;
   v.op = "validate_outputs";
@@ -197,13 +187,14 @@ void trace_all(CaptureState& st, const std::vector<NodePtr>& order) {
   for (size_t i = 0; i < order.size(); ++i) {
     AgNode& fn = *order[i];
     variable_list inputs = buffers.take(&fn);
-    dyn::SwapSavedVariables saved(st.compiler, state, sentinel_compiler(), *st.calls[i]);
     variable_list outputs;
     try {
-      outputs = fn.apply_with_saved(inputs, saved);
-      if (!outputs.empty()) outputs = record_validate(st, fn, saved, outputs);
-    } catch (const ca::Error& e) {
-      throw CaptureError(node_label(fn, i) + ": " + e.what());
+      MetadataList metadata;
+      outputs = detail::apply_node(st.compiler, state, *st.calls[i], fn, inputs, &metadata);
+      if (!outputs.empty()) outputs = record_validate(st, fn, metadata, outputs);
+    } catch (ca::Error& e) {
+      e.add_context(node_label(fn, i) + ": ");
+      throw;
     } catch (const c10::Error& e) {
       throw CaptureError(node_label(fn, i) + ": " + e.what_without_backtrace());
     }
@@ -243,7 +234,7 @@ NodePtr make_root(const std::vector<at::Tensor>& roots, const std::vector<at::Te
 
 CaptureResult capture(const std::vector<at::Tensor>& roots, const std::vector<at::Tensor>& grads,
                       const CaptureOptions& options) {
-  OpRegistry::global();  // harvest before our interface takes the process-wide slot
+  OpRegistry::global();  // harvest before our session takes the process-wide interface slot
   NodePtr root = make_root(roots, grads);
   const std::vector<NodePtr> order = order_nodes(root);
   CaptureState st;
@@ -251,14 +242,15 @@ CaptureResult capture(const std::vector<at::Tensor>& roots, const std::vector<at
   collect_all(st, order);
   bind_inputs(st);
   {
-    dyn::PyCompilerGuard guard(std::make_unique<detail::Recorder>(&st.builder));
+    detail::Recorder recorder(&st.builder);
+    detail::CompilerSession session(recorder);
     trace_all(st, order);
   }
   if (options.release_variables) {
     for (const NodePtr& fn : order) fn->release_variables();
   }
   CaptureResult result;
-  result.graph = std::move(st.builder.graph());
+  result.graph = std::move(st.builder.finish());
   result.inputs = std::move(st.builder.real_inputs());
   return result;
 }

@@ -69,4 +69,16 @@ ValueId GraphBuilder::id_of(const at::Tensor& t, const std::string& where) {
                      std::string(t.is_meta() ? "a foreign proxy" : "a real tensor") + ")");
 }
 
+void GraphBuilder::note_op_schema(OpSchema schema) {
+  const std::string op = schema.op;
+  op_schemas_.emplace(op, std::move(schema));
+}
+
+Graph& GraphBuilder::finish() {
+  graph_.op_schemas.clear();
+  for (auto& [op, schema] : op_schemas_) graph_.op_schemas.push_back(std::move(schema));
+  op_schemas_.clear();
+  return graph_;
+}
+
 }  // namespace ca::detail

@@ -5,6 +5,7 @@
 #include <ATen/core/Tensor.h>
 #include <c10/core/TensorImpl.h>
 
+#include <map>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -31,6 +32,10 @@ class GraphBuilder {
   const at::Tensor& proxy(ValueId id) const { return proxies_.at(static_cast<size_t>(id)); }
 
   void add_node(Node node) { graph_.nodes.push_back(std::move(node)); }
+  /// Records the packed-args schema of a functional op the graph uses (first one per name wins).
+  void note_op_schema(OpSchema schema);
+  /// The graph, with its op schemas in name order.
+  Graph& finish();
   Graph& graph() { return graph_; }
   std::vector<at::Tensor>& real_inputs() { return real_inputs_; }
 
@@ -41,6 +46,7 @@ class GraphBuilder {
   std::vector<at::Tensor> real_inputs_;
   std::vector<at::Tensor> proxies_;  // by value id; keeps proxy impls alive and unique
   std::unordered_map<const c10::TensorImpl*, ValueId> ids_;
+  std::map<std::string, OpSchema> op_schemas_;
 };
 
 }  // namespace ca::detail

@@ -2,7 +2,7 @@
 
 #include "arg_convert.h"
 #include "ca/error.h"
-#include "ca/op_registry.h"
+#include "registry/op_entry.h"
 
 namespace ca::detail {
 namespace {
@@ -28,30 +28,41 @@ std::vector<ValueId> Recorder::ids_of(const variable_list& ts, const std::string
   return ids;
 }
 
-std::string Recorder::bind_function(PyObject*, const std::string& fn_name, FunctionalFn fn,
-                                    std::vector<at::TypePtr> schema, bool is_custom_function,
-                                    bool) const {
-  // Built-in nodes were bound once, at harvest; this is a custom function or a node type
-  // harvest could not reach. The first binding of a name wins.
-  OpRegistry::global().add({fn_name, std::move(fn), std::move(schema), is_custom_function});
-  return fn_name;
+std::string Recorder::bind_function(const std::string& name, FunctionalFn,
+                                    std::vector<at::TypePtr> schema, bool is_custom_function) {
+  // Built-in nodes were bound at harvest; the registry is read-only here, so anything that binds
+  // now must already be known to it.
+  if (find_op(name) == nullptr) {
+    throw CaptureError(is_custom_function
+                           ? "custom function '" + name +
+                                 "' is not registered: add CA_REGISTER_FUNCTION(T) (or call "
+                                 "ca::register_function<T>()) before capturing"
+                           : "op '" + name + "' was not resolved when the registry was harvested");
+  }
+  if (is_custom_function) custom_schemas_[name] = std::move(schema);
+  return name;
 }
 
-variable_list Recorder::call_function(PyObject*, const char* method_name,
-                                      const std::string& fn_name, const variable_list& inputs,
+variable_list Recorder::call_function(const std::string& fn_name, const variable_list& inputs,
                                       const torch::autograd::ivalue_list& packed_args,
-                                      const c10::IValue& output_metadata) const {
-  if (std::string(method_name) != "apply_functional") {
-    throw CaptureError(fn_name + ": unsupported compiler call '" + method_name + "'");
+                                      const c10::IValue& output_metadata) {
+  const OpEntry* op = find_op(fn_name);
+  if (op == nullptr) throw CaptureError("op '" + fn_name + "' is not in the registry");
+  const auto custom = custom_schemas_.find(fn_name);
+  const std::vector<at::TypePtr>& schema =
+      custom != custom_schemas_.end() ? custom->second : op->schema;
+  OpSchema recorded{fn_name, {}, op->needs_input_grad_count, op->is_custom_function};
+  for (size_t i = 0; i < schema.size(); ++i) {
+    recorded.args.push_back(arg_type_of(schema[i], fn_name + " schema[" + std::to_string(i) + "]"));
   }
-  const OpEntry& op = OpRegistry::global().get(fn_name);
+  builder_->note_op_schema(std::move(recorded));
   Node node;
   node.kind = NodeKind::kFunctional;
   node.op = fn_name;
   node.inputs = ids_of(inputs, fn_name);
   auto id = [&](const at::Tensor& t) { return builder_->id_of(t, fn_name + " packed args"); };
   for (size_t i = 0; i < packed_args.size(); ++i) {
-    const c10::TypePtr declared = i < op.schema.size() ? op.schema[i] : nullptr;
+    const c10::TypePtr declared = i < schema.size() ? schema[i] : nullptr;
     node.args.push_back(arg_from_ivalue(packed_args[i], declared, id,
                                         fn_name + ".args[" + std::to_string(i) + "]"));
   }
@@ -70,9 +81,9 @@ variable_list Recorder::call_function(PyObject*, const char* method_name,
   return outputs;
 }
 
-variable_list Recorder::call_copy_slices_prologue(PyObject*, const variable_list& inputs,
-                                                  const at::TensorGeometry& base,
-                                                  const at::TensorGeometry& view) const {
+variable_list Recorder::copy_slices_prologue(const variable_list& inputs,
+                                             const at::TensorGeometry& base,
+                                             const at::TensorGeometry& view) {
   Node node;
   node.kind = NodeKind::kCopySlicesPrologue;
   node.inputs = ids_of({inputs.at(0)}, "CopySlices");
@@ -93,11 +104,9 @@ variable_list Recorder::call_copy_slices_prologue(PyObject*, const variable_list
   return out;
 }
 
-variable_list Recorder::call_copy_slices_epilogue(PyObject*,
-                                                  const std::vector<bool>& needs_input_grad,
-                                                  const at::Tensor& result,
-                                                  const variable_list& res,
-                                                  const at::Tensor& grad_slice) const {
+variable_list Recorder::copy_slices_epilogue(const std::vector<bool>& needs_input_grad,
+                                             const at::Tensor& result, const variable_list& res,
+                                             const at::Tensor& grad_slice) {
   Node node;
   node.kind = NodeKind::kCopySlicesEpilogue;
   variable_list ins{result, grad_slice};
@@ -116,14 +125,14 @@ variable_list Recorder::call_copy_slices_epilogue(PyObject*,
   return outputs;
 }
 
-at::Tensor Recorder::call_unpack(PyObject*, std::optional<size_t>, size_t) const {
+at::Tensor Recorder::unpack_saved(std::optional<size_t>, size_t) {
   throw CaptureError(
       "saved-tensor hooks (torch.autograd.graph.saved_tensors_hooks) are not "
       "supported: their unpack runs Python");
 }
 
-at::Tensor Recorder::call_accumulate_grad(PyObject*, const at::Tensor& variable, const at::Tensor&,
-                                          const at::Tensor& grad, bool has_post_hooks) const {
+at::Tensor Recorder::accumulate_grad(const at::Tensor& variable, const at::Tensor&,
+                                     const at::Tensor& grad, bool has_post_hooks) {
   Node node;
   node.kind = NodeKind::kAccumulateGrad;
   node.op = "AccumulateGrad";

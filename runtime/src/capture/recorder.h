@@ -1,43 +1,40 @@
 #pragma once
-// The C++ PyCompilerInterface installed during capture: each call a node makes into the
-// "Python compiler" becomes an IR node, with proxies mapped to value ids.
+// What capture does with a node's compiler calls: each becomes an IR node, with proxies mapped to
+// value ids, and each functional op's packed-args schema is recorded for the graph.
 
-#include <torch/csrc/dynamo/compiled_autograd.h>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "capture/graph_builder.h"
+#include "session/compiler_session.h"
 
 namespace ca::detail {
 
-class Recorder final : public torch::dynamo::autograd::PyCompilerInterface {
+class Recorder final : public CompilerCalls {
  public:
   explicit Recorder(GraphBuilder* builder) : builder_(builder) {}
 
-  std::string bind_function(PyObject* py_compiler, const std::string& fn_name,
-                            torch::autograd::functional_apply_t fn,
-                            std::vector<at::TypePtr> packed_args_schema, bool is_custom_function,
-                            bool is_traceable) const override;
-  torch::autograd::variable_list call_function(PyObject* py_compiler, const char* method_name,
-                                               const std::string& fn_name,
-                                               const torch::autograd::variable_list& inputs,
-                                               const torch::autograd::ivalue_list& packed_args,
-                                               const c10::IValue& output_metadata) const override;
-  torch::autograd::variable_list call_copy_slices_prologue(
-      PyObject* py_compiler, const torch::autograd::variable_list& inputs,
-      const at::TensorGeometry& base, const at::TensorGeometry& view) const override;
-  torch::autograd::variable_list call_copy_slices_epilogue(
-      PyObject* py_compiler, const std::vector<bool>& needs_input_grad, const at::Tensor& result,
-      const torch::autograd::variable_list& res, const at::Tensor& grad_slice) const override;
-  at::Tensor call_unpack(PyObject* py_compiler, std::optional<size_t> hook_id,
-                         size_t hook_input_id) const override;
-  at::Tensor call_accumulate_grad(PyObject* py_compiler, const at::Tensor& variable,
-                                  const at::Tensor& variable_grad, const at::Tensor& grad,
-                                  bool has_post_hooks) const override;
+  std::string bind_function(const std::string& name, torch::autograd::functional_apply_t fn,
+                            std::vector<at::TypePtr> schema, bool is_custom_function) override;
+  variable_list call_function(const std::string& name, const variable_list& grads,
+                              const torch::autograd::ivalue_list& packed_args,
+                              const c10::IValue& output_metadata) override;
+  variable_list copy_slices_prologue(const variable_list& grads, const at::TensorGeometry& base,
+                                     const at::TensorGeometry& view) override;
+  variable_list copy_slices_epilogue(const std::vector<bool>& needs_input_grad,
+                                     const at::Tensor& result, const variable_list& res,
+                                     const at::Tensor& grad_slice) override;
+  at::Tensor unpack_saved(std::optional<size_t> hook_id, size_t hook_input_id) override;
+  at::Tensor accumulate_grad(const at::Tensor& variable, const at::Tensor& variable_grad,
+                             const at::Tensor& grad, bool has_post_hooks) override;
 
  private:
-  std::vector<ValueId> ids_of(const torch::autograd::variable_list& ts,
-                              const std::string& where) const;
+  std::vector<ValueId> ids_of(const variable_list& ts, const std::string& where) const;
 
   GraphBuilder* builder_;
+  /// Custom functions report their schema (computed from their values) with each binding.
+  std::map<std::string, std::vector<at::TypePtr>> custom_schemas_;
 };
 
 }  // namespace ca::detail

@@ -80,7 +80,7 @@ Executor::Executor(Graph graph, ExecutorOptions options) : impl_(std::make_uniqu
     throw Error("replay on " + options.device->str() +
                 " is not supported by this runtime yet; only CPU replay is available");
   }
-  impl_->prepared = detail::prepare(std::move(graph));
+  impl_->prepared = detail::prepare(std::move(graph), options.allow_version_mismatch);
 }
 
 Executor::~Executor() = default;

@@ -10,6 +10,7 @@
 #include "ca/version.h"
 #include "executor/prepared.h"
 #include "executor/schema_check.h"
+#include "executor/schema_compat.h"
 
 namespace ca::detail {
 namespace {
@@ -122,7 +123,7 @@ PreparedNode prepare_node(const Node& n, size_t i,
   p.outputs = n.outputs;
   const std::string at = where(i, n);
   if (n.kind == NodeKind::kFunctional) {
-    p.op = OpRegistry::global().find(n.op);
+    p.op = find_op(n.op);
     if (p.op == nullptr) {
       missing[n.op].push_back(i);
       return p;
@@ -188,8 +189,9 @@ void plan_frees(PreparedGraph& pg) {
 
 }  // namespace
 
-PreparedGraph prepare(Graph graph) {
+PreparedGraph prepare(Graph graph, bool allow_version_mismatch) {
   validate_graph(graph);
+  check_op_schemas(graph, allow_version_mismatch);
   PreparedGraph pg;
   pg.graph = std::move(graph);
   std::map<std::string, std::vector<size_t>> missing;

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "ca/graph.h"
-#include "ca/op_registry.h"
+#include "registry/op_entry.h"
 
 namespace ca::detail {
 
@@ -44,8 +44,9 @@ struct PreparedGraph {
   std::vector<size_t> grad_targets;  ///< graph inputs that accumulate_grad writes
 };
 
-/// Resolves and converts `graph`. Throws FormatError / OpNotFoundError (all missing ops named).
-PreparedGraph prepare(Graph graph);
+/// Resolves and converts `graph`. Throws FormatError / OpNotFoundError (all missing ops named) /
+/// VersionError (op schemas that differ from the graph's, unless `allow_version_mismatch`).
+PreparedGraph prepare(Graph graph, bool allow_version_mismatch);
 
 /// Runs one prepared node (`node` is its IR form) on `values`, indexed by value id.
 void run_node(PreparedNode& prepared, const Node& node, std::vector<at::Tensor>& values);

@@ -1,9 +1,11 @@
 #pragma once
 /// @file
 /// Graph files: ca::Graph to and from the FlatBuffers format of schema/ca_graph.fbs.
-/// Loading is hostile-input safe: size and file identifier, then flatbuffers::Verifier, then
-/// a range check of every enum during conversion, then ca::validate_graph, then the format
-/// and torch version gates. Nothing here exposes FlatBuffers.
+/// Loading decodes, hostile-input safe: size and file identifier, then flatbuffers::Verifier,
+/// then a range check of every enum and required field while decoding, then the format-version
+/// gate. The rest of the load pipeline (structure, op binding, torch compatibility by op schema)
+/// is ca::Executor's, so that `replay --verify` and a replay run the very same checks. Nothing
+/// here exposes FlatBuffers.
 
 #include <cstddef>
 #include <cstdint>
@@ -11,27 +13,26 @@
 #include <vector>
 
 #include "ca/graph.h"
-#include "ca/version.h"
 
 namespace ca {
 
-/// The largest graph buffer or file accepted by the loaders (512 MiB).
+/// The default largest graph buffer or file accepted by the loaders (512 MiB).
 inline constexpr size_t kMaxGraphBytes = size_t{512} << 20;
 
-/// How strictly a graph is loaded.
+/// Limits for loading a graph.
 struct LoadOptions {
-  /// Accept a graph captured with another torch version than the runtime's (at your own risk).
-  bool allow_version_mismatch = false;
+  /// Larger buffers and files are refused before anything is read.
+  size_t max_graph_bytes = kMaxGraphBytes;
 };
 
 /// Serializes `graph` as-is (no validation, so tests can write broken graphs on purpose).
 /// Returns a new buffer owned by the caller. Output is deterministic for a given graph.
 std::vector<uint8_t> graph_to_bytes(const Graph& graph);
 
-/// Loads a graph from `size` bytes at `data` (borrowed for the call; any alignment).
-/// Throws FormatError for a buffer that is empty, too large, not a ca-replay graph, truncated,
-/// corrupt or semantically invalid, and VersionError for another format version or, unless
-/// `options.allow_version_mismatch`, another torch version than runtime_torch_version().
+/// Decodes a graph from `size` bytes at `data` (borrowed for the call; any alignment).
+/// Throws FormatError for a buffer that is empty, too large, not a ca-replay graph, truncated or
+/// corrupt, and VersionError for another format version. The graph is not yet validated:
+/// constructing a ca::Executor from it runs validate_graph and the rest of the load pipeline.
 Graph graph_from_bytes(const uint8_t* data, size_t size, const LoadOptions& options = {});
 
 /// Writes graph_to_bytes(graph) to `path` (through a temporary file, then a rename).

@@ -3,7 +3,7 @@
 #include <torch/csrc/autograd/functions/tensor.h>
 #include <torch/torch.h>
 
-#include "harvest/harvest.h"
+#include "registry/harvest.h"
 
 namespace ca::detail {
 namespace {

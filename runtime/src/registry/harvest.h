@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "ca/op_registry.h"
+#include "registry/op_entry.h"
 
 namespace ca::detail {
 
