@@ -61,6 +61,19 @@ TEST(Capture, AnExplicitlyRegisteredCustomFunctionReplaysLikeEager) {
   EXPECT_TRUE(torch::allclose(got[0], want, 1e-6, 1e-7));
 }
 
+TEST(Capture, AParameterANodeAlsoSavesIsNamedAsAParameter) {
+  auto w = torch::randn({3}, torch::requires_grad());
+  auto x = torch::randn({3});
+  CaptureResult cap = capture({(w * x).sum()});  // MulBackward0 saves w before AccumulateGrad
+  size_t params = 0;
+  for (size_t k = 0; k < cap.inputs.size(); ++k) {
+    const bool is_w = cap.inputs[k].is_same(w);
+    EXPECT_EQ(cap.graph.inputs[k].name.rfind("param.", 0) == 0, is_w) << cap.graph.inputs[k].name;
+    params += is_w;
+  }
+  EXPECT_EQ(params, 1u);
+}
+
 TEST(Capture, RefusesNodesWithHooks) {
   auto w = torch::randn({3}, torch::requires_grad());
   auto y = w * 2;

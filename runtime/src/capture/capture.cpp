@@ -139,13 +139,17 @@ void collect_all(CaptureState& st, const std::vector<NodePtr>& order) {
 }
 
 // "grad_output.0", "param.7", "saved.3.MulBackward0": where each input came from.
+// A leaf that requires grad is a parameter even when a node saved it before its AccumulateGrad
+// collected it (the first collector is the input's origin).
 std::string input_name(const CaptureState& st, size_t k) {
   const size_t origin = st.compiler.tensor_args.input_origins.at(k);
   const AgNode& node = *st.calls.at(origin)->node;
   if (dynamic_cast<const torch::autograd::GraphRoot*>(&node) != nullptr) {
     return "grad_output." + std::to_string(k);
   }
-  if (dynamic_cast<const torch::autograd::AccumulateGrad*>(&node) != nullptr) {
+  const at::Tensor& real = st.compiler.tensor_args.inputs.at(k);
+  if (dynamic_cast<const torch::autograd::AccumulateGrad*>(&node) != nullptr ||
+      (real.is_leaf() && real.requires_grad())) {
     return "param." + std::to_string(k);
   }
   return "saved." + std::to_string(k) + "." + node.name();
