@@ -13,6 +13,8 @@
 #include "ca/error.h"
 #include "ca/op_registry.h"
 #include "ca/version.h"
+#include "capture/capture_walk.h"
+#include "capture/graph_walk.h"
 #include "capture/recorder.h"
 #include "session/compiler_session.h"
 
@@ -20,67 +22,11 @@ namespace ca {
 namespace {
 
 namespace dyn = torch::dynamo::autograd;
-using AgNode = torch::autograd::Node;  // ca::Node is the IR node
+using detail::AgNode;
+using detail::node_label;
+using detail::NodePtr;
 using torch::autograd::variable_list;
-using NodePtr = c10::intrusive_ptr<AgNode>;
 using MetadataList = std::vector<std::optional<torch::autograd::InputMetadata>>;
-
-std::string node_label(const AgNode& node, size_t index) {
-  return "node " + std::to_string(index) + " (" + node.name() + ")";
-}
-
-// Python-only nodes and hooks cannot run without Python: refuse them up front.
-void check_capturable(AgNode& node, size_t index) {
-  const std::string type = typeid(node).name();
-  if (type.find("PyNode") != std::string::npos || type.find("PyFunction") != std::string::npos) {
-    throw CaptureError(node_label(node, index) + ": Python autograd.Function nodes need Python");
-  }
-  const char* hook = !node.tensor_pre_hooks().empty()     ? "tensor pre-hooks"
-                     : !node.retains_grad_hooks().empty() ? "retain_grad hooks"
-                     : !node.pre_hooks().empty()          ? "pre-hooks"
-                     : !node.post_hooks().empty()         ? "post-hooks"
-                                                          : nullptr;
-  if (hook != nullptr) {
-    throw CaptureError(node_label(node, index) + " has " + hook +
-                       ", which capture does not "
-                       "support yet; remove them or run eager backward");
-  }
-  if (auto* acc = dynamic_cast<const torch::autograd::AccumulateGrad*>(&node);
-      acc != nullptr && acc->tensor_post_acc_grad_hooks() != nullptr) {
-    throw CaptureError(node_label(node, index) + " has a post-accumulate-grad hook");
-  }
-}
-
-// Reverse-topological order as upstream builds it: Kahn's algorithm over dependency counts,
-// with a LIFO worklist starting at the root.
-std::vector<NodePtr> order_nodes(const NodePtr& root) {
-  std::unordered_map<AgNode*, int> deps;
-  std::vector<AgNode*> stack{root.get()};
-  std::unordered_map<AgNode*, bool> seen{{root.get(), true}};
-  while (!stack.empty()) {
-    AgNode* fn = stack.back();
-    stack.pop_back();
-    for (const auto& edge : fn->next_edges()) {
-      if (!edge.is_valid()) continue;
-      ++deps[edge.function.get()];
-      if (!seen[edge.function.get()]) {
-        seen[edge.function.get()] = true;
-        stack.push_back(edge.function.get());
-      }
-    }
-  }
-  std::vector<NodePtr> order;
-  std::vector<NodePtr> worklist{root};
-  while (!worklist.empty()) {
-    NodePtr fn = std::move(worklist.back());
-    worklist.pop_back();
-    for (const auto& edge : fn->next_edges()) {
-      if (edge.is_valid() && --deps[edge.function.get()] == 0) worklist.push_back(edge.function);
-    }
-    order.push_back(std::move(fn));
-  }
-  return order;
-}
 
 // The gradient buffers of the nodes still to run; two contributions become an accumulate node.
 class InputBuffers {
@@ -116,27 +62,12 @@ class InputBuffers {
   std::unordered_map<AgNode*, variable_list> buffers_;
 };
 
+// Pass 2's state: the walk's collected state, and the graph being built.
 struct CaptureState {
+  dyn::AutogradCompilerCall& compiler;
+  std::vector<dyn::NodeCall*>& calls;
   detail::GraphBuilder builder;
-  dyn::AutogradCompilerCall compiler{dyn::SizeInput::STATIC};
-  std::vector<dyn::NodeCall*> calls;
 };
-
-// Pass 1, as upstream's cache-key pass: every node's compiled_args, which collects its saved
-// tensors, sizes and lifted scalars into `compiler`.
-void collect_all(CaptureState& st, const std::vector<NodePtr>& order) {
-  for (size_t i = 0; i < order.size(); ++i) {
-    check_capturable(*order[i], i);
-    dyn::NodeCall& call = st.compiler.node_calls.lookup(order[i]);
-    st.calls.push_back(&call);
-    st.compiler.set_active_node_call_idx(i);
-    try {
-      detail::collect_node(st.compiler, call, *order[i], /*with_edges=*/true);
-    } catch (const c10::Error& e) {
-      throw CaptureError(node_label(*order[i], i) + ": " + e.what_without_backtrace());
-    }
-  }
-}
 
 // "grad_output.0", "param.7", "saved.3.MulBackward0": where each input came from.
 // A leaf that requires grad is a parameter even when a node saved it before its AccumulateGrad
@@ -211,52 +142,36 @@ void trace_all(CaptureState& st, const std::vector<NodePtr>& order) {
   }
 }
 
-NodePtr make_root(const std::vector<at::Tensor>& roots, const std::vector<at::Tensor>& grads) {
-  if (roots.empty()) throw CaptureError("capture needs at least one root tensor");
-  if (!grads.empty() && grads.size() != roots.size()) {
-    throw CaptureError("capture got " + std::to_string(grads.size()) + " grads for " +
-                       std::to_string(roots.size()) + " roots");
-  }
-  torch::autograd::edge_list edges;
-  variable_list root_grads;
-  for (size_t i = 0; i < roots.size(); ++i) {
-    const at::Tensor& r = roots[i];
-    if (!r.defined() || !r.requires_grad()) {
-      throw CaptureError("roots[" + std::to_string(i) + "] does not require grad");
-    }
-    if (grads.empty() && r.numel() != 1) {
-      throw CaptureError("roots[" + std::to_string(i) + "] has " + std::to_string(r.numel()) +
-                         " elements: give its grad explicitly");
-    }
-    edges.push_back(torch::autograd::impl::gradient_edge(r));
-    root_grads.push_back(grads.empty() ? at::ones_like(r, at::MemoryFormat::Preserve) : grads[i]);
-  }
-  return c10::make_intrusive<torch::autograd::GraphRoot>(std::move(edges), std::move(root_grads));
-}
-
 }  // namespace
 
-CaptureResult capture(const std::vector<at::Tensor>& roots, const std::vector<at::Tensor>& grads,
-                      const CaptureOptions& options) {
+namespace detail {
+
+CaptureResult capture_walk(GraphWalk& walk, bool release_variables) {
   OpRegistry::global();  // harvest before our session takes the process-wide interface slot
-  NodePtr root = make_root(roots, grads);
-  const std::vector<NodePtr> order = order_nodes(root);
-  CaptureState st;
+  CaptureState st{walk.compiler, walk.calls, {}};
   st.builder.graph().torch_version = runtime_torch_version();
-  collect_all(st, order);
   bind_inputs(st);
   {
-    detail::Recorder recorder(&st.builder);
-    detail::CompilerSession session(recorder);
-    trace_all(st, order);
+    Recorder recorder(&st.builder);
+    CompilerSession session(recorder);
+    trace_all(st, walk.order);
   }
-  if (options.release_variables) {
-    for (const NodePtr& fn : order) fn->release_variables();
+  if (release_variables) {
+    for (const NodePtr& fn : walk.order) fn->release_variables();
   }
   CaptureResult result;
   result.graph = std::move(st.builder.finish());
   result.inputs = std::move(st.builder.real_inputs());
   return result;
+}
+
+}  // namespace detail
+
+CaptureResult capture(const std::vector<at::Tensor>& roots, const std::vector<at::Tensor>& grads,
+                      const CaptureOptions& options) {
+  OpRegistry::global();  // harvest first: a failed walk must not leave it half-done
+  std::unique_ptr<detail::GraphWalk> walk = detail::walk_graph(roots, grads, /*keys=*/false);
+  return detail::capture_walk(*walk, options.release_variables);
 }
 
 }  // namespace ca

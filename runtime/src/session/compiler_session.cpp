@@ -92,10 +92,16 @@ CompilerSession::CompilerSession(CompilerCalls& calls)
 CompilerSession::~CompilerSession() = default;
 
 void collect_node(dyn::AutogradCompilerCall& compiler, dyn::NodeCall& call,
-                  torch::autograd::Node& node, bool with_edges) {
+                  torch::autograd::Node& node, bool with_edges, std::string* key) {
   dyn::CompiledNodeArgs args(compiler, call);
   node.compiled_args(args);
   if (with_edges) args.collect(node.next_edges());
+  if (key != nullptr) {
+    const dyn::CacheKey k = args.key();
+    key->append(k.node_type.name());
+    key->push_back('\0');
+    key->append(reinterpret_cast<const char*>(k.key), k.key_size);
+  }
 }
 
 variable_list apply_node(dyn::AutogradCompilerCall& compiler, dyn::TraceState& state,

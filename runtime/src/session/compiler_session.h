@@ -54,9 +54,11 @@ class CompilerSession {
 };
 
 /// Pass 1 for one node, as upstream's cache-key pass: its `compiled_args` (saved tensors, sizes,
-/// lifted scalars go into `compiler`), then its next edges' metadata when `with_edges`.
+/// lifted scalars go into `compiler`), then its next edges' metadata when `with_edges`. When
+/// `key` is given, appends upstream's cache key of the node: its type, then the bytes of every
+/// constant it specialized on.
 void collect_node(dyn::AutogradCompilerCall& compiler, dyn::NodeCall& call,
-                  torch::autograd::Node& node, bool with_edges);
+                  torch::autograd::Node& node, bool with_edges, std::string* key = nullptr);
 
 /// validate_outputs metadata of a node's next edges, packed as upstream packs it.
 using EdgeMetadata = std::vector<std::optional<torch::autograd::InputMetadata>>;
