@@ -1,0 +1,70 @@
+// Per-step cost of the trainer API: CompiledBackward::backward on a fresh forward's graph (walk,
+// key, bind, replay) against eager backward on the same kind of forward, and the walk + key part
+// alone as a fraction of eager backward. Forwards are not timed.
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cstdlib>
+
+#include "bench_models.h"
+#include "ca/compiled_backward.h"
+#include "capture/graph_walk.h"
+#include "trainer/step_key.h"
+
+namespace ca::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+void BM_TrainerStep(benchmark::State& state, const BenchModel& model) {
+  torch::manual_seed(0);
+  CompiledBackward cb;
+  cb.backward({model.forward()});  // the one capture
+  double eager = 0, step = 0, walk_key = 0;
+  for (auto _ : state) {
+    at::Tensor loss = model.forward();
+    auto start = Clock::now();
+    loss.backward();
+    eager += seconds_since(start);
+
+    loss = model.forward();
+    start = Clock::now();
+    {
+      auto walk = detail::walk_graph({loss}, {}, /*keys=*/true);
+      benchmark::DoNotOptimize(detail::step_key(*walk, "").flat());
+    }
+    walk_key += seconds_since(start);
+
+    start = Clock::now();
+    cb.backward({loss});
+    const double t = seconds_since(start);
+    step += t;
+    state.SetIterationTime(t);
+  }
+  const double n = static_cast<double>(state.iterations());
+  state.counters["eager_us"] = 1e6 * eager / n;
+  state.counters["step_us"] = 1e6 * step / n;
+  state.counters["step_ratio"] = step / eager;
+  state.counters["walk_key_frac"] = walk_key / eager;
+  state.counters["misses"] = static_cast<double>(cb.stats().misses);
+}
+
+const bool kRegistered = [] {
+  const char* threads = std::getenv("CA_BENCH_THREADS");
+  at::set_num_threads(threads != nullptr ? std::max(1, std::atoi(threads)) : 1);
+  for (const BenchModel& m : bench_models()) {
+    benchmark::RegisterBenchmark(("trainer_step/" + m.name).c_str(), BM_TrainerStep, m)
+        ->UseManualTime()
+        ->Unit(benchmark::kMicrosecond);
+  }
+  return true;
+}();
+
+}  // namespace
+}  // namespace ca::bench
+
+BENCHMARK_MAIN();

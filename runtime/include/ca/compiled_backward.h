@@ -1,0 +1,80 @@
+#pragma once
+/// @file
+/// The trainer API: ca-replay as the backward engine of a C++ training loop. The first backward
+/// of a graph captures it and prepares an executor; later backwards of a graph with the same
+/// constants only walk the new autograd graph (upstream's compiled_args pass), build a cache key,
+/// bind the step's tensors to the cached executor and replay.
+
+#include <ATen/core/Tensor.h>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ca/executor.h"
+
+namespace ca {
+
+/// Per-call options, as `torch::autograd::backward` takes them.
+struct BackwardOptions {
+  /// Keep the autograd graph's saved state after the call (else it is freed, as eager does).
+  bool retain_graph = false;
+  /// Build a graph of the backward itself: not replayable, such calls run eager backward.
+  bool create_graph = false;
+};
+
+/// Options fixed for a CompiledBackward's life.
+struct CompiledBackwardOptions {
+  /// Prepared graphs kept, least recently used dropped first (at least 1).
+  size_t cache_size = 8;
+  /// Throw CaptureError for graphs capture cannot take (hooks, Python nodes, create_graph)
+  /// instead of running eager backward for that call.
+  bool strict = false;
+  /// How each captured graph is prepared.
+  ExecutorOptions executor;
+};
+
+/// What the cache did so far.
+struct CompiledBackwardStats {
+  size_t hits = 0;             ///< calls replayed on a cached graph
+  size_t misses = 0;           ///< calls that captured a graph
+  size_t eager_fallbacks = 0;  ///< calls run by eager backward instead
+  /// Why the last miss missed: the first node or input where its graph differs from the closest
+  /// cached one ("node 3 (MulBackward0): its saved constants or edges differ"), or "empty cache".
+  std::string last_miss_reason;
+  std::string last_fallback_reason;  ///< why the last fallback could not be captured
+};
+
+/// Replays backward passes with cached graphs. Every constant a graph bakes in (node types and
+/// edges, specialized sizes, dtypes, devices, requires_grad, Scalars and other saved attributes,
+/// custom functions' saved_data, whether a leaf already has a .grad, the options) is part of the
+/// cache key or a graph input, so a changed constant misses instead of replaying a stale value.
+/// Not thread-safe: one per training loop.
+class CompiledBackward {
+ public:
+  explicit CompiledBackward(CompiledBackwardOptions options = {});
+  ~CompiledBackward();
+  CompiledBackward(const CompiledBackward&) = delete;
+  CompiledBackward& operator=(const CompiledBackward&) = delete;
+
+  /// `torch::autograd::backward(roots, grads, retain_graph, create_graph)`: gradients accumulate
+  /// into the leaves' .grad exactly as eager does (`grads` defaults to ones for one-element
+  /// roots). Returns the .grad of every leaf it wrote, in the graph's order. Throws what eager
+  /// backward throws for invalid roots, CaptureError in strict mode for graphs capture cannot
+  /// take, and ca::Error from replay (ExecutionError naming the node).
+  std::vector<at::Tensor> backward(const std::vector<at::Tensor>& roots,
+                                   const std::vector<at::Tensor>& grads = {},
+                                   BackwardOptions options = {});
+
+  /// Counters and the last miss's reason.
+  const CompiledBackwardStats& stats() const;
+  /// Drops every cached graph (the counters stay).
+  void clear();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ca

@@ -1,0 +1,127 @@
+#include "ca/compiled_backward.h"
+
+#include <torch/csrc/autograd/autograd.h>
+
+#include <list>
+#include <unordered_map>
+
+#include "ca/error.h"
+#include "ca/op_registry.h"
+#include "capture/capture_walk.h"
+#include "capture/graph_walk.h"
+#include "trainer/step_key.h"
+
+namespace ca {
+namespace {
+
+// A prepared graph and the key it was captured under.
+struct CacheEntry {
+  std::string flat_key;
+  detail::StepKey key;
+  Executor executor;
+};
+
+std::string options_text(const BackwardOptions& o) {
+  return o.retain_graph ? "retain_graph" : "";  // create_graph never reaches the cache
+}
+
+}  // namespace
+
+struct CompiledBackward::Impl {
+  CompiledBackwardOptions options;
+  CompiledBackwardStats stats;
+  std::list<CacheEntry> lru;  ///< most recently used first
+  std::unordered_map<std::string, std::list<CacheEntry>::iterator> index;
+
+  std::vector<at::Tensor> eager(const std::vector<at::Tensor>& roots,
+                                const std::vector<at::Tensor>& grads, const BackwardOptions& o,
+                                const std::string& reason) {
+    ++stats.eager_fallbacks;
+    stats.last_fallback_reason = reason;
+    torch::autograd::backward(roots, grads, o.retain_graph, o.create_graph);
+    return {};
+  }
+
+  // The reason the new key misses: where it parts from the closest cached graph.
+  std::string miss_reason(const detail::StepKey& key) const {
+    const CacheEntry* closest = nullptr;
+    size_t best = 0;
+    for (const CacheEntry& e : lru) {
+      const size_t n = detail::common_prefix(key, e.key);
+      if (closest == nullptr || n > best) closest = &e, best = n;
+    }
+    return closest == nullptr ? "empty cache" : detail::describe_difference(key, closest->key);
+  }
+
+  Executor& insert(std::string flat, detail::StepKey key, Graph graph) {
+    lru.push_front(
+        CacheEntry{std::move(flat), std::move(key), Executor(std::move(graph), options.executor)});
+    index[lru.front().flat_key] = lru.begin();
+    while (lru.size() > std::max<size_t>(options.cache_size, 1)) {
+      index.erase(lru.back().flat_key);
+      lru.pop_back();
+    }
+    return lru.front().executor;
+  }
+};
+
+CompiledBackward::CompiledBackward(CompiledBackwardOptions options)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->options = std::move(options);
+}
+
+CompiledBackward::~CompiledBackward() = default;
+
+const CompiledBackwardStats& CompiledBackward::stats() const { return impl_->stats; }
+
+void CompiledBackward::clear() {
+  impl_->index.clear();
+  impl_->lru.clear();
+}
+
+std::vector<at::Tensor> CompiledBackward::backward(const std::vector<at::Tensor>& roots,
+                                                   const std::vector<at::Tensor>& grads,
+                                                   BackwardOptions options) {
+  Impl& s = *impl_;
+  if (options.create_graph) {
+    if (s.options.strict) throw CaptureError("create_graph=true: a backward of a backward");
+    return s.eager(roots, grads, options, "create_graph=true");
+  }
+  OpRegistry::global();  // harvest before any walk: it needs the process's compiler slot
+  std::unique_ptr<detail::GraphWalk> walk;
+  try {
+    walk = detail::walk_graph(roots, grads, /*keys=*/true);
+  } catch (const CaptureError& e) {
+    if (s.options.strict) throw;
+    return s.eager(roots, grads, options, e.what());
+  }
+  detail::StepKey key = detail::step_key(*walk, options_text(options));
+  std::string flat = key.flat();
+  Executor* executor = nullptr;
+  std::vector<at::Tensor> inputs;
+  if (auto it = s.index.find(flat); it != s.index.end()) {
+    ++s.stats.hits;
+    s.lru.splice(s.lru.begin(), s.lru, it->second);  // now the most recently used
+    executor = &it->second->executor;
+    inputs = walk->compiler.tensor_args.inputs;
+  } else {
+    CaptureResult cap;
+    try {
+      cap = detail::capture_walk(*walk, /*release_variables=*/false);
+    } catch (const CaptureError& e) {
+      if (s.options.strict) throw;
+      return s.eager(roots, grads, options, e.what());
+    }
+    ++s.stats.misses;
+    s.stats.last_miss_reason = s.miss_reason(key);
+    executor = &s.insert(std::move(flat), std::move(key), std::move(cap.graph));
+    inputs = std::move(cap.inputs);
+  }
+  std::vector<at::Tensor> out = executor->run(inputs);
+  if (!options.retain_graph) {
+    for (const detail::NodePtr& fn : walk->order) fn->release_variables();
+  }
+  return out;
+}
+
+}  // namespace ca

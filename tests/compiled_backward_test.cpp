@@ -1,0 +1,266 @@
+// CompiledBackward against eager backward: the same gradients step after step, a miss (never a
+// stale replay) whenever a constant the graph bakes in changes, eager fallback where capture
+// cannot go, and a bounded LRU cache.
+#include "ca/compiled_backward.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <functional>
+#include <string>
+
+#include "ca/custom_function.h"
+#include "ca/error.h"
+#include "test_util.h"
+
+namespace ca {
+namespace {
+
+using Params = std::vector<at::Tensor>;
+using LossFn = std::function<at::Tensor(const Params&, int step)>;
+
+Params leaves(const Params& init) {
+  Params out;
+  for (const at::Tensor& t : init)
+    out.push_back(t.detach().clone().requires_grad_(t.requires_grad()));
+  return out;
+}
+
+/// Runs `steps` backward calls of `loss_of` through `cb` and through eager backward, each on its
+/// own copy of the parameters, and checks every .grad after every step. Grads are cleared before
+/// each step unless `accumulate` (whether a leaf has a .grad is itself part of the key).
+void expect_matches_eager(CompiledBackward& cb, const LossFn& loss_of, const Params& init,
+                          int steps, bool accumulate = false) {
+  Params mine = leaves(init), theirs = leaves(init);
+  for (int step = 0; step < steps; ++step) {
+    for (size_t k = 0; k < init.size() && !accumulate; ++k) {
+      mine[k].mutable_grad().reset();
+      theirs[k].mutable_grad().reset();
+    }
+    cb.backward({loss_of(mine, step)});
+    loss_of(theirs, step).backward();
+    for (size_t k = 0; k < init.size(); ++k) {
+      ASSERT_EQ(mine[k].grad().defined(), theirs[k].grad().defined()) << "step " << step;
+      if (!theirs[k].grad().defined()) continue;
+      EXPECT_EQ(mine[k].grad().scalar_type(), theirs[k].grad().scalar_type());
+      EXPECT_TRUE(torch::allclose(mine[k].grad(), theirs[k].grad(), 1e-6, 1e-7))
+          << "step " << step << " param " << k << "\n"
+          << mine[k].grad() << "\n"
+          << theirs[k].grad();
+    }
+  }
+}
+
+Params params(std::initializer_list<std::vector<int64_t>> shapes) {
+  Params out;
+  for (const auto& s : shapes) out.push_back(torch::randn(s, torch::requires_grad()));
+  return out;
+}
+
+TEST(CompiledBackward, SgdTrainingMatchesEagerAndReplaysFromTheCache) {
+  torch::manual_seed(0);
+  const Params init = params({{16, 8}, {16}, {4, 16}, {4}});
+  const at::Tensor x = torch::randn({5, 8});
+  CompiledBackward cb;
+  Params mine = leaves(init), theirs = leaves(init);
+  auto loss = [&](const Params& p) {
+    return torch::linear(torch::linear(x, p[0], p[1]).tanh(), p[2], p[3]).pow(2).mean();
+  };
+  for (int step = 0; step < 6; ++step) {
+    cb.backward({loss(mine)});
+    loss(theirs).backward();
+    torch::NoGradGuard no_grad;
+    for (size_t k = 0; k < init.size(); ++k) {
+      ASSERT_TRUE(torch::allclose(mine[k].grad(), theirs[k].grad(), 1e-6, 1e-7)) << step;
+      mine[k].sub_(mine[k].grad() * 0.1);
+      theirs[k].sub_(theirs[k].grad() * 0.1);
+      mine[k].mutable_grad().reset();
+      theirs[k].mutable_grad().reset();
+    }
+  }
+  EXPECT_EQ(cb.stats().misses, 1u);
+  EXPECT_EQ(cb.stats().hits, 5u);
+  EXPECT_EQ(cb.stats().eager_fallbacks, 0u);
+  EXPECT_EQ(cb.stats().last_miss_reason, "empty cache");
+}
+
+// Each class of constant, changed between two steps with everything else equal.
+TEST(CompiledBackward, AChangedScalarArgumentMisses) {
+  torch::manual_seed(1);
+  CompiledBackward cb;
+  expect_matches_eager(
+      cb,
+      [](const Params& p, int step) {
+        return torch::add(p[0], p[1], step == 0 ? 1.0 : 3.0).exp().sum();
+      },
+      params({{3}, {3}}), 2);
+  EXPECT_EQ(cb.stats().misses, 2u);
+  EXPECT_TRUE(test::contains(cb.stats().last_miss_reason, "AddBackward0"))
+      << cb.stats().last_miss_reason;
+}
+
+TEST(CompiledBackward, AChangedExponentMisses) {
+  torch::manual_seed(2);
+  CompiledBackward cb;
+  expect_matches_eager(
+      cb, [](const Params& p, int step) { return p[0].pow(step == 0 ? 2.0 : 3.0).sum(); },
+      params({{4}}), 2);
+  EXPECT_EQ(cb.stats().misses, 2u);
+}
+
+TEST(CompiledBackward, AChangedBatchSizeMissesOncePerShape) {
+  torch::manual_seed(3);
+  CompiledBackward cb;
+  const at::Tensor big = torch::randn({8, 5}), small = torch::randn({3, 5});
+  expect_matches_eager(
+      cb,
+      [&](const Params& p, int step) { return torch::linear(step % 2 ? small : big, p[0]).sum(); },
+      params({{2, 5}}), 4);
+  EXPECT_EQ(cb.stats().misses, 2u);
+  EXPECT_EQ(cb.stats().hits, 2u);
+}
+
+TEST(CompiledBackward, AChangedIntListAttributeMisses) {
+  torch::manual_seed(4);
+  CompiledBackward cb;
+  expect_matches_eager(
+      cb, [](const Params& p, int step) { return p[0].exp().sum(step == 0 ? 0 : 1).pow(2).sum(); },
+      params({{3, 3}}), 2);
+  EXPECT_EQ(cb.stats().misses, 2u);
+}
+
+TEST(CompiledBackward, ChangedCtcTargetLengthsMissWithTheSameShapes) {
+  torch::manual_seed(10);
+  CompiledBackward cb;
+  const at::Tensor targets = torch::randint(1, 4, {2, 3}, torch::kLong);
+  expect_matches_eager(
+      cb,
+      [&](const Params& p, int step) {
+        const std::vector<int64_t> lengths = step == 0 ? std::vector<int64_t>{3, 2}
+                                                       : std::vector<int64_t>{1, 3};
+        return torch::ctc_loss(p[0].log_softmax(2), targets, {6, 6}, lengths);
+      },
+      params({{6, 2, 4}}), 2);
+  EXPECT_EQ(cb.stats().misses, 2u);
+}
+
+TEST(CompiledBackward, AChangedDtypeMisses) {
+  torch::manual_seed(5);
+  CompiledBackward cb;
+  const at::Tensor x = torch::randn({4});
+  expect_matches_eager(
+      cb,
+      [&](const Params& p, int step) {
+        return (p[0] * (step == 0 ? x : x.to(torch::kDouble))).sum();
+      },
+      params({{4}}), 2);
+  EXPECT_EQ(cb.stats().misses, 2u);
+}
+
+TEST(CompiledBackward, ALeafThatStopsRequiringGradMisses) {
+  torch::manual_seed(6);
+  CompiledBackward cb;
+  Params mine = params({{3}, {3}});
+  Params theirs = leaves(mine);
+  for (int step = 0; step < 2; ++step) {
+    if (step == 1) {
+      mine[1].requires_grad_(false);
+      theirs[1].requires_grad_(false);
+    }
+    cb.backward({(mine[0] * mine[1]).sum()});
+    (theirs[0] * theirs[1]).sum().backward();
+    EXPECT_TRUE(torch::allclose(mine[0].grad(), theirs[0].grad()));
+  }
+  EXPECT_EQ(cb.stats().misses, 2u);
+}
+
+TEST(CompiledBackward, AnExistingGradIsPartOfTheKeyAndAccumulatesLikeEager) {
+  torch::manual_seed(7);
+  CompiledBackward cb;
+  // Step 0 with no .grad, then steps 1 and 2 with one: two keys, gradients accumulate.
+  expect_matches_eager(
+      cb, [](const Params& p, int) { return (p[0].sin() * 2).sum(); }, params({{5}}), 3,
+      /*accumulate=*/true);
+  EXPECT_EQ(cb.stats().misses, 2u);
+  EXPECT_EQ(cb.stats().hits, 1u);
+  EXPECT_TRUE(test::contains(cb.stats().last_miss_reason, "AccumulateGrad"))
+      << cb.stats().last_miss_reason;
+}
+
+/// y = x * k with k kept in saved_data.
+struct TimesK : public torch::autograd::Function<TimesK> {
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x, double k) {
+    ctx->saved_data["k"] = k;
+    return x * k;
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    return {grads[0] * ctx->saved_data["k"].toDouble(), at::Tensor()};
+  }
+};
+CA_REGISTER_FUNCTION(TimesK);
+
+TEST(CompiledBackward, AChangedCustomFunctionSavedDataMisses) {
+  torch::manual_seed(8);
+  CompiledBackward cb;
+  expect_matches_eager(
+      cb,
+      [](const Params& p, int step) {
+        return TimesK::apply(p[0].exp(), step == 0 ? 1.5 : 2.5).sum();
+      },
+      params({{4}}), 2);
+  EXPECT_EQ(cb.stats().misses, 2u);
+  EXPECT_TRUE(test::contains(cb.stats().last_miss_reason, "is 2.5, was 1.5"))
+      << cb.stats().last_miss_reason;
+}
+
+TEST(CompiledBackward, WithoutRetainGraphTheGraphIsFreedAsEagerFreesIt) {
+  auto w = torch::randn({3}, torch::requires_grad());
+  auto loss = (w.exp() * w).sum();
+  CompiledBackward cb;
+  cb.backward({loss}, {}, BackwardOptions{/*retain_graph=*/true});
+  EXPECT_NO_THROW(loss.backward(/*gradient=*/{}, /*retain_graph=*/true));
+  cb.backward({loss});
+  EXPECT_THROW(loss.backward(), c10::Error);  // freed: "backward through the graph a second time"
+}
+
+TEST(CompiledBackward, HooksRunEagerlyByDefaultAndThrowInStrictMode) {
+  auto w = torch::randn({3}, torch::requires_grad());
+  auto loss_of = [&] {
+    auto y = w * 2;
+    y.register_hook([](const at::Tensor& g) { return g * 3; });
+    return y.sum();
+  };
+  CompiledBackward cb;
+  cb.backward({loss_of()});
+  EXPECT_TRUE(torch::allclose(w.grad(), torch::full({3}, 6.0)));
+  EXPECT_EQ(cb.stats().eager_fallbacks, 1u);
+  EXPECT_TRUE(test::contains(cb.stats().last_fallback_reason, "hook"));
+  CompiledBackward strict(CompiledBackwardOptions{8, /*strict=*/true, {}});
+  EXPECT_THROW(strict.backward({loss_of()}), CaptureError);
+}
+
+TEST(CompiledBackward, TheCacheIsBoundedAndLeastRecentlyUsedGoesFirst) {
+  torch::manual_seed(9);
+  auto w = torch::randn({3}, torch::requires_grad());
+  auto a = [&] { return w.exp().sum(); };
+  auto b = [&] { return w.sin().sum(); };
+  CompiledBackward one(CompiledBackwardOptions{1, false, {}});
+  for (int i = 0; i < 2; ++i) {
+    one.backward({a()}, {}, {/*retain_graph=*/false});
+    one.backward({b()});
+    w.mutable_grad().reset();
+  }
+  EXPECT_EQ(one.stats().misses, 4u);
+  CompiledBackward two(CompiledBackwardOptions{2, false, {}});
+  for (int i = 0; i < 2; ++i) {
+    two.backward({a()});
+    two.backward({b()});
+    w.mutable_grad().reset();
+  }
+  EXPECT_EQ(two.stats().misses, 2u);
+  EXPECT_EQ(two.stats().hits, 2u);
+}
+
+}  // namespace
+}  // namespace ca
