@@ -50,7 +50,8 @@ class Executor;
 
 /// Per-run state of one Executor: value slots, filled argument lists, scratch buffers. Reusing
 /// a frame makes a run allocate nothing of the runtime's own. A frame belongs to the Executor
-/// that made it and serves one run at a time; keep one per thread. Movable, not copyable.
+/// that made it, must not outlive it, and serves one run at a time; keep one per thread.
+/// Movable, not copyable.
 class Frame {
  public:
   ~Frame();

@@ -182,7 +182,8 @@ void plan_frees(Plan& plan) {
   }
   for (size_t v = 0; v < last.size(); ++v) {
     if (last[v] == kNever - 1) {
-      plan.input_frees.push_back(static_cast<ValueId>(v));
+      // An unread input; any other value never written here is an elided node's output.
+      if (v < plan.graph.inputs.size()) plan.input_frees.push_back(static_cast<ValueId>(v));
     } else if (last[v] != kNever) {
       plan.steps[last[v]].frees.push_back(static_cast<ValueId>(v));
     }
