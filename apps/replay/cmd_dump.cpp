@@ -1,6 +1,9 @@
-// replay --dump FILE: print a loaded graph, one line per input and node.
+// replay --dump FILE: print a loaded graph, one line per input and node, then (on stderr) what
+// the executor's load would make of it: how many validate_outputs nodes it elides.
 #include <cstdio>
 
+#include "ca/error.h"
+#include "ca/executor.h"
 #include "ca/graph_dump.h"
 #include "ca/graph_io.h"
 #include "commands.h"
@@ -8,8 +11,18 @@
 namespace ca::cli {
 
 int cmd_dump(const Options& o) {
-  const Graph g = load_graph(o.dump);  // errors go to main: message on stderr, exit 2
+  Graph g = load_graph(o.dump);  // errors go to main: message on stderr, exit 2
   std::fputs(dump_graph(g).c_str(), stdout);
+  try {
+    ExecutorOptions options;
+    options.allow_version_mismatch = o.allow_version_mismatch;
+    const Executor ex(std::move(g), options);
+    const ExecutorStats& st = ex.stats();
+    std::fprintf(stderr, "plan: %zu of %zu nodes run; %zu validate_outputs elided at load\n",
+                 st.plan_steps, st.nodes, st.validates_elided);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "plan: not built: %s\n", e.what());
+  }
   return 0;
 }
 

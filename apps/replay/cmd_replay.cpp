@@ -22,11 +22,11 @@ double ms_since(Clock::time_point start) {
 
 // Replays leave .grad on the loaded parameters; each timed run starts from none, like a step
 // after zero_grad(set_to_none=True).
-void clear_grads(Executor& ex, const std::vector<at::Tensor>& inputs) {
+void clear_grads(const Executor& ex, const std::vector<at::Tensor>& inputs) {
   for (size_t k : ex.grad_targets()) inputs[k].mutable_grad().reset();
 }
 
-std::vector<double> bench(Executor& ex, const std::vector<at::Tensor>& inputs, int n) {
+std::vector<double> bench(const Executor& ex, const std::vector<at::Tensor>& inputs, int n) {
   std::vector<double> ms;
   for (int i = 0; i < n; ++i) {
     clear_grads(ex, inputs);
@@ -37,16 +37,30 @@ std::vector<double> bench(Executor& ex, const std::vector<at::Tensor>& inputs, i
   return ms;
 }
 
-void print_profile(Executor& ex, const std::vector<at::Tensor>& inputs) {
+void print_profile(const Executor& ex, const std::vector<at::Tensor>& inputs) {
   clear_grads(ex, inputs);
-  RunProfile profile;
+  ex.run(inputs);  // warm the frame pool so the profiled run is a steady-state one
+  clear_grads(ex, inputs);
+  ProfileObserver profile(ex.graph().nodes.size());
+  const auto start = Clock::now();
   ex.run(inputs, &profile);
-  double total = 0;
-  for (double s : profile.node_seconds) total += s;
-  std::fprintf(stderr, "profile (one replay, %.3f ms in nodes):\n", total * 1e3);
+  const double wall = ms_since(start) / 1e3;
+  double in_nodes = 0, in_ops = 0;
+  for (double s : profile.node_seconds()) in_nodes += s;
+  for (double s : profile.op_seconds()) in_ops += s;
+  const double steps = static_cast<double>(std::max<size_t>(1, profile.nodes_run()));
+  std::fprintf(stderr,
+               "profile (one replay, %zu of %zu nodes run, %zu validate_outputs elided): %.3f ms "
+               "wall, %.3f ms inside ops; runtime overhead %.0f ns/node within nodes, %.0f "
+               "ns/node over the whole run (observer clock reads included)\n",
+               profile.nodes_run(), ex.graph().nodes.size(), ex.stats().validates_elided,
+               wall * 1e3, in_ops * 1e3, 1e9 * (in_nodes - in_ops) / steps,
+               1e9 * (wall - in_ops) / steps);
   for (const auto& [op, t] : profile_by_op(ex.graph(), profile)) {
-    std::fprintf(stderr, "  %10.3f ms %5.1f%% %5d x  %s\n", t.first * 1e3,
-                 total > 0 ? 100.0 * t.first / total : 0.0, t.second, op.c_str());
+    if (t.seconds == 0.0) continue;  // elided
+    std::fprintf(stderr, "  %10.3f ms %5.1f%% (op %10.3f ms) %5d x  %s\n", t.seconds * 1e3,
+                 in_nodes > 0 ? 100.0 * t.seconds / in_nodes : 0.0, t.op_seconds * 1e3, t.calls,
+                 op.c_str());
   }
 }
 
@@ -93,9 +107,9 @@ int cmd_replay(const Options& o) {
   const Stats st = stats_of(times);
   std::fprintf(stderr,
                "replayed %s: %zu nodes, %zu inputs, %zu gradients; load %.2f ms, first "
-               "replay %.3f ms, peak RSS %.0f MiB\n",
+               "replay %.3f ms, peak RSS %.0f MiB; %zu validate_outputs elided at load\n",
                o.graph.c_str(), g.nodes.size(), g.inputs.size(), grads.size(), load_ms, first_ms,
-               peak_rss_mib());
+               peak_rss_mib(), ex.stats().validates_elided);
   if (o.bench > 0) {
     std::fprintf(stderr,
                  "bench %d replays: min %.3f ms, median %.3f ms, max %.3f ms; %.2f us "
@@ -112,9 +126,10 @@ int cmd_replay(const Options& o) {
   if (o.json) {
     std::printf(
         "{\"graph\": %s, \"nodes\": %zu, \"inputs\": %zu, \"gradients\": %zu, "
-        "\"load_ms\": %.4f, \"first_replay_ms\": %.4f, \"peak_rss_mib\": %.1f",
+        "\"load_ms\": %.4f, \"first_replay_ms\": %.4f, \"peak_rss_mib\": %.1f, "
+        "\"validates_elided\": %zu",
         json_string(o.graph).c_str(), g.nodes.size(), g.inputs.size(), grads.size(), load_ms,
-        first_ms, peak_rss_mib());
+        first_ms, peak_rss_mib(), ex.stats().validates_elided);
     if (o.bench > 0) {
       std::printf(
           ", \"bench\": {\"runs\": %d, \"min_ms\": %.4f, \"median_ms\": %.4f, "

@@ -30,6 +30,13 @@ std::vector<std::string> ops_used(const Graph& g) {
   return ops;
 }
 
+std::string schemas(const ExecutorStats& st) {
+  const size_t match = st.ops_schema_checked - st.ops_schema_mismatched;
+  std::string text =
+      std::to_string(match) + " of " + std::to_string(st.ops_schema_checked) + " match";
+  return st.ops_schema_mismatched > 0 ? text + " (loaded with --allow-version-mismatch)" : text;
+}
+
 std::string summary(const std::string& path, const Executor& ex) {
   const Graph& g = ex.graph();
   const std::vector<std::string> ops = ops_used(g);
@@ -40,7 +47,9 @@ std::string summary(const std::string& path, const Executor& ex) {
          std::to_string(g.inputs.size()) + " inputs, " + std::to_string(ops.size()) +
          " ops used (" + list + "), format " + std::to_string(g.format_version) +
          ", captured with torch " + (g.torch_version.empty() ? "?" : g.torch_version) +
-         " (runtime " + runtime_torch_version() + ")";
+         " (runtime " + runtime_torch_version() + "), op schemas: " + schemas(ex.stats()) +
+         ", plan: " + std::to_string(ex.stats().plan_steps) + " steps, " +
+         std::to_string(ex.stats().validates_elided) + " validate_outputs elided";
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <map>
 
@@ -58,20 +59,36 @@ Stats stats_of(std::vector<double> s) {
   return {s.front(), s[s.size() / 2], s.back()};
 }
 
-std::vector<std::pair<std::string, std::pair<double, int>>> profile_by_op(
-    const Graph& graph, const RunProfile& profile) {
-  std::map<std::string, std::pair<double, int>> by_op;
+namespace {
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+}  // namespace
+
+void ProfileObserver::node_begin(size_t) { node_start_ = now_seconds(); }
+void ProfileObserver::op_begin(size_t) { op_start_ = now_seconds(); }
+void ProfileObserver::op_end(size_t node) { op_seconds_[node] += now_seconds() - op_start_; }
+void ProfileObserver::node_end(size_t node) {
+  node_seconds_[node] += now_seconds() - node_start_;
+  ++nodes_run_;
+}
+
+std::vector<std::pair<std::string, OpTime>> profile_by_op(const Graph& graph,
+                                                          const ProfileObserver& profile) {
+  std::map<std::string, OpTime> by_op;
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const Node& n = graph.nodes[i];
     const std::string key = n.kind == NodeKind::kFunctional || n.kind == NodeKind::kAten
                                 ? n.op
                                 : node_kind_name(n.kind);
-    by_op[key].first += profile.node_seconds[i];
-    by_op[key].second += 1;
+    OpTime& t = by_op[key];
+    t.seconds += profile.node_seconds()[i];
+    t.op_seconds += profile.op_seconds()[i];
+    t.calls += 1;
   }
-  std::vector<std::pair<std::string, std::pair<double, int>>> out(by_op.begin(), by_op.end());
+  std::vector<std::pair<std::string, OpTime>> out(by_op.begin(), by_op.end());
   std::sort(out.begin(), out.end(),
-            [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+            [](const auto& a, const auto& b) { return a.second.seconds > b.second.seconds; });
   return out;
 }
 

@@ -30,9 +30,35 @@ struct Stats {
 };
 Stats stats_of(std::vector<double> samples);
 
-/// Time per op name (builtins by kind), largest first: {name, {seconds, calls}}.
-std::vector<std::pair<std::string, std::pair<double, int>>> profile_by_op(
-    const Graph& graph, const RunProfile& profile);
+/// Times one run: each node's whole time and the part spent inside torch (op functions,
+/// dispatcher, validate_outputs, AccumulateGrad); the rest is the runtime's own overhead.
+class ProfileObserver : public RunObserver {
+ public:
+  explicit ProfileObserver(size_t nodes) : node_seconds_(nodes, 0.0), op_seconds_(nodes, 0.0) {}
+  void node_begin(size_t node) override;
+  void op_begin(size_t node) override;
+  void op_end(size_t node) override;
+  void node_end(size_t node) override;
+
+  const std::vector<double>& node_seconds() const { return node_seconds_; }  ///< by node
+  const std::vector<double>& op_seconds() const { return op_seconds_; }      ///< by node
+  size_t nodes_run() const { return nodes_run_; }  ///< elided nodes do not run
+
+ private:
+  std::vector<double> node_seconds_, op_seconds_;
+  double node_start_ = 0, op_start_ = 0;
+  size_t nodes_run_ = 0;
+};
+
+/// Time of one op name (builtins by kind) in a profiled run.
+struct OpTime {
+  double seconds = 0;     ///< whole nodes
+  double op_seconds = 0;  ///< inside torch
+  int calls = 0;
+};
+/// Per op name, largest first.
+std::vector<std::pair<std::string, OpTime>> profile_by_op(const Graph& graph,
+                                                          const ProfileObserver& profile);
 
 /// Peak resident memory of this process, in MiB (0 where unknown).
 double peak_rss_mib();

@@ -86,6 +86,7 @@ def test_profile_lists_ops(replay, example):
     r = run(replay, "--graph", example / "bwd.fb", "--inputs", example / "batch.pt", "--profile")
     assert r.returncode == 0, r.stderr
     assert "AddmmBackward0" in r.stderr
+    assert "ns/node" in r.stderr and "validate_outputs elided" in r.stderr
 
 
 def test_list_ops_ends_with_the_count(replay):

@@ -1,9 +1,11 @@
 #pragma once
 /// @file
-/// The executor: runs a ca::Graph on libtorch, Python-free.
+/// The executor: runs a ca::Graph on libtorch, Python-free. Load builds an immutable plan; each
+/// run works in a Frame, so one Executor may run on several threads at once.
 
 #include <ATen/core/Tensor.h>
 
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <string>
@@ -24,17 +26,67 @@ struct ExecutorOptions {
   bool allow_version_mismatch = false;
 };
 
-/// Per-node timings of one run, filled when asked for (costs a clock read per node).
-struct RunProfile {
-  std::vector<double> node_seconds;  ///< by node index
+/// What load made of the graph.
+struct ExecutorStats {
+  size_t nodes = 0;             ///< nodes in the graph
+  size_t plan_steps = 0;        ///< steps a run executes (nodes minus elided ones)
+  size_t validates_elided = 0;  ///< validate_outputs nodes proven no-ops at load and removed
+  size_t meta_calls = 0;        ///< functional ops run once on meta tensors to infer metadata
+  size_t meta_memo_hits = 0;    ///< inferences answered by an identical earlier call
+  size_t meta_unknown = 0;      ///< functional nodes whose output metadata stayed unknown
+  double load_ms = 0.0;         ///< wall time of validation, binding and planning
+  std::string captured_torch_version;  ///< the torch that captured the graph ("" unrecorded)
+  bool same_torch = false;             ///< captured with this runtime's torch release
+  size_t ops_schema_checked = 0;       ///< built-in ops whose recorded schema was compared
+  size_t ops_schema_mismatched = 0;    ///< of those, accepted by allow_version_mismatch
 };
 
-/// Loads a graph once (ops resolved, args converted, last uses computed) and replays it.
-/// Not thread-safe: one run at a time per Executor (runs share prepared argument buffers).
+/// Watches a run, step by step. Every callback gets the graph node index. `op_begin`/`op_end`
+/// bracket the time spent inside torch (op functions, dispatcher calls, validate_outputs,
+/// AccumulateGrad); the rest of a node's time is the runtime's own. Callbacks run on the
+/// thread that runs, must not throw, and are not called at all when no observer is given.
+class RunObserver {
+ public:
+  virtual ~RunObserver() = default;
+  virtual void node_begin(size_t /*node*/) {}
+  virtual void op_begin(size_t /*node*/) {}
+  virtual void op_end(size_t /*node*/) {}
+  virtual void node_end(size_t /*node*/) {}
+};
+
+class Executor;
+
+/// Per-run state of one Executor: value slots, filled argument lists, scratch buffers. Reusing
+/// a frame makes a run allocate nothing of the runtime's own. A frame belongs to the Executor
+/// that made it, must not outlive it, and serves one run at a time; keep one per thread.
+/// Movable, not copyable.
+class Frame {
+ public:
+  ~Frame();
+  Frame(Frame&&) noexcept;
+  Frame& operator=(Frame&&) noexcept;
+
+  /// The inputs bound by the last run on this frame (empty before the first run or after
+  /// release()). The frame keeps them referenced, so their buffers stay fixed between runs.
+  const std::vector<at::Tensor>& bound_inputs() const;
+  /// Drops every tensor the frame references (bound inputs, values left by a failed run).
+  void release();
+
+  struct State;  ///< internal
+
+ private:
+  friend class Executor;
+  explicit Frame(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
+
+/// Loads a graph once (ops resolved, args converted, validate_outputs elided where proven,
+/// last uses computed) and replays it. run() is const and thread-safe: concurrent runs each
+/// use their own Frame. Runs that write `.grad` of the same tensors must not overlap.
 class Executor {
  public:
-  /// Prepares `graph`. Throws FormatError for a structurally invalid graph and OpNotFoundError
-  /// listing every op name that does not resolve.
+  /// Prepares `graph`. Throws FormatError for a structurally invalid graph or args that do not
+  /// fit an op's schema, and OpNotFoundError listing every op name that does not resolve.
   explicit Executor(Graph graph, ExecutorOptions options = {});
   ~Executor();
   Executor(Executor&&) noexcept;
@@ -44,13 +96,23 @@ class Executor {
   /// tensors), checked for count, dtype, shape and device; InputError names the first mismatch.
   /// Writes `.grad` of the accumulate_grad targets with AccumulateGrad semantics and returns
   /// the graph outputs followed by those `.grad` tensors (see grad_targets()). A failing node
-  /// throws ExecutionError naming its index and op.
-  std::vector<at::Tensor> run(const std::vector<at::Tensor>& inputs, RunProfile* profile = nullptr);
+  /// throws ExecutionError naming its index and op. Takes a frame from a small internal pool
+  /// (made on demand, returned after the run, its bound inputs released).
+  std::vector<at::Tensor> run(const std::vector<at::Tensor>& inputs,
+                              RunObserver* observer = nullptr) const;
+  /// As run(inputs, observer), in the caller's `frame` (made by this Executor's make_frame();
+  /// Error otherwise). The frame keeps `inputs` referenced until its next run or release().
+  std::vector<at::Tensor> run(Frame& frame, const std::vector<at::Tensor>& inputs,
+                              RunObserver* observer = nullptr) const;
+  /// A new frame for run(Frame&, ...).
+  Frame make_frame() const;
 
   /// Graph-input indices whose `.grad` run() writes, in the order run() returns them.
   const std::vector<size_t>& grad_targets() const;
   /// The graph as loaded.
   const Graph& graph() const;
+  /// What load made of the graph.
+  const ExecutorStats& stats() const;
 
  private:
   struct Impl;

@@ -3,11 +3,13 @@
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/grad_mode.h>
 
+#include <algorithm>
 #include <chrono>
+#include <mutex>
 #include <sstream>
 
 #include "ca/error.h"
-#include "executor/prepared.h"
+#include "executor/frame.h"
 
 namespace ca {
 namespace {
@@ -21,14 +23,15 @@ std::string describe(c10::ScalarType dtype, c10::IntArrayRef sizes, c10::Device 
 }
 
 void check_input(const GraphInput& gi, size_t k, const at::Tensor& t) {
-  const std::string at = "input " + std::to_string(k) + " (" + gi.name + ")";
-  if (!t.defined()) throw InputError(at + ": tensor is undefined");
+  // Built only on failure: a run makes no strings.
+  auto at = [&] { return "input " + std::to_string(k) + " (" + gi.name + ")"; };
+  if (!t.defined()) throw InputError(at() + ": tensor is undefined");
   if (gi.kind != GraphInput::Kind::kTensor) {
     const bool ok = t.dim() == 0 &&
                     (gi.kind == GraphInput::Kind::kInt ? c10::isIntegralType(t.scalar_type(), false)
                                                        : c10::isFloatingType(t.scalar_type()));
     if (!ok) {
-      throw InputError(at + ": expected a 0-dim " +
+      throw InputError(at() + ": expected a 0-dim " +
                        (gi.kind == GraphInput::Kind::kInt ? "integer" : "floating") +
                        " tensor, got " + describe(t.scalar_type(), t.sizes(), t.device()));
     }
@@ -37,7 +40,7 @@ void check_input(const GraphInput& gi, size_t k, const at::Tensor& t) {
   const TensorMeta& m = gi.meta;
   if (t.scalar_type() != m.dtype || t.sizes() != c10::IntArrayRef(m.sizes) ||
       t.device() != m.device) {
-    throw InputError(at + ": expected " + describe(m.dtype, m.sizes, m.device) + ", got " +
+    throw InputError(at() + ": expected " + describe(m.dtype, m.sizes, m.device) + ", got " +
                      describe(t.scalar_type(), t.sizes(), t.device()));
   }
 }
@@ -69,10 +72,39 @@ std::string failure_context(const Graph& g, size_t i, const std::vector<at::Tens
   return text + "): ";
 }
 
+// A frame's own copy of an args template: lists and tuples are shared by reference in IValues,
+// and each frame fills its own.
+c10::IValue copy_containers(const c10::IValue& v) {
+  if (v.isList()) {
+    c10::impl::GenericList out(v.toList().elementType());
+    out.reserve(v.toListRef().size());
+    for (const c10::IValue& item : v.toListRef()) out.push_back(copy_containers(item));
+    return out;
+  }
+  if (v.isTuple()) {
+    std::vector<c10::IValue> elems;
+    for (const c10::IValue& e : v.toTupleRef().elements()) elems.push_back(copy_containers(e));
+    return c10::ivalue::Tuple::create(std::move(elems));
+  }
+  return v;
+}
+
+ExecutionError failure(const Graph& g, size_t node, Frame::State& f, const std::string& what) {
+  ExecutionError error(failure_context(g, node, f.values) + what);
+  f.grads.clear();
+  f.stack.clear();
+  return error;
+}
+
+constexpr size_t kMaxPooledFrames = 8;
+
 }  // namespace
 
 struct Executor::Impl {
-  detail::PreparedGraph prepared;
+  std::unique_ptr<detail::Plan> plan;
+  ExecutorStats stats;
+  mutable std::mutex pool_mutex;
+  mutable std::vector<Frame> pool;  // idle frames for run(inputs)
 };
 
 Executor::Executor(Graph graph, ExecutorOptions options) : impl_(std::make_unique<Impl>()) {
@@ -80,53 +112,136 @@ Executor::Executor(Graph graph, ExecutorOptions options) : impl_(std::make_uniqu
     throw Error("replay on " + options.device->str() +
                 " is not supported by this runtime yet; only CPU replay is available");
   }
-  impl_->prepared = detail::prepare(std::move(graph), options.allow_version_mismatch);
+  const auto start = Clock::now();
+  impl_->plan = std::make_unique<detail::Plan>(
+      detail::build_plan(std::move(graph), options.allow_version_mismatch));
+  const detail::Plan& plan = *impl_->plan;
+  ExecutorStats& st = impl_->stats;
+  st.nodes = plan.graph.nodes.size();
+  st.plan_steps = plan.steps.size();
+  st.validates_elided = plan.stats.validates_elided;
+  st.meta_calls = plan.stats.meta_calls;
+  st.meta_memo_hits = plan.stats.meta_memo_hits;
+  st.meta_unknown = plan.stats.meta_unknown;
+  st.captured_torch_version = plan.stats.schemas.captured_torch;
+  st.same_torch = plan.stats.schemas.same_torch;
+  st.ops_schema_checked = plan.stats.schemas.ops_checked;
+  st.ops_schema_mismatched = plan.stats.schemas.mismatches.size();
+  st.load_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
 Executor::~Executor() = default;
 Executor::Executor(Executor&&) noexcept = default;
 Executor& Executor::operator=(Executor&&) noexcept = default;
 
-const std::vector<size_t>& Executor::grad_targets() const { return impl_->prepared.grad_targets; }
-const Graph& Executor::graph() const { return impl_->prepared.graph; }
+const std::vector<size_t>& Executor::grad_targets() const { return impl_->plan->grad_targets; }
+const Graph& Executor::graph() const { return impl_->plan->graph; }
+const ExecutorStats& Executor::stats() const { return impl_->stats; }
 
-std::vector<at::Tensor> Executor::run(const std::vector<at::Tensor>& inputs, RunProfile* profile) {
-  detail::PreparedGraph& pg = impl_->prepared;
-  const Graph& g = pg.graph;
+Frame Executor::make_frame() const { return Frame(std::make_unique<Frame::State>(*impl_->plan)); }
+
+std::vector<at::Tensor> Executor::run(const std::vector<at::Tensor>& inputs,
+                                      RunObserver* observer) const {
+  std::optional<Frame> frame;
+  {
+    std::lock_guard<std::mutex> lock(impl_->pool_mutex);
+    if (!impl_->pool.empty()) {
+      frame.emplace(std::move(impl_->pool.back()));
+      impl_->pool.pop_back();
+    }
+  }
+  if (!frame) frame.emplace(make_frame());
+  std::vector<at::Tensor> out;
+  try {
+    out = run(*frame, inputs, observer);
+  } catch (...) {
+    frame->release();
+    throw;
+  }
+  frame->state_->inputs.clear();  // pooled frames do not keep the caller's tensors alive
+  std::lock_guard<std::mutex> lock(impl_->pool_mutex);
+  if (impl_->pool.size() < kMaxPooledFrames) impl_->pool.push_back(std::move(*frame));
+  return out;
+}
+
+std::vector<at::Tensor> Executor::run(Frame& frame, const std::vector<at::Tensor>& inputs,
+                                      RunObserver* observer) const {
+  const detail::Plan& plan = *impl_->plan;
+  const Graph& g = plan.graph;
+  if (frame.state_ == nullptr || frame.state_->plan != &plan) {
+    throw Error("run: the frame was made by another Executor (use this one's make_frame())");
+  }
   if (inputs.size() != g.inputs.size()) {
     throw InputError("expected " + std::to_string(g.inputs.size()) + " inputs, got " +
                      std::to_string(inputs.size()));
   }
-  std::vector<at::Tensor> values(static_cast<size_t>(g.num_values));
-  for (size_t k = 0; k < inputs.size(); ++k) {
-    check_input(g.inputs[k], k, inputs[k]);
-    values[k] = inputs[k];
-  }
-  for (ValueId v : pg.input_frees) values[static_cast<size_t>(v)].reset();
-  if (profile != nullptr) profile->node_seconds.assign(pg.nodes.size(), 0.0);
+  for (size_t k = 0; k < inputs.size(); ++k) check_input(g.inputs[k], k, inputs[k]);
+  Frame::State& f = *frame.state_;
+  f.inputs.assign(inputs.begin(), inputs.end());
+  for (size_t k = 0; k < inputs.size(); ++k) f.values[k] = inputs[k];
+  for (ValueId v : plan.input_frees) f.values[static_cast<size_t>(v)].reset();
 
   at::NoGradGuard no_grad;  // eager backward runs with grad mode off unless create_graph
   size_t i = 0;
   try {
-    for (; i < pg.nodes.size(); ++i) {
-      Clock::time_point start{};
-      if (profile != nullptr) start = Clock::now();
-      detail::run_node(pg.nodes[i], g.nodes[i], values);
-      for (ValueId v : pg.nodes[i].frees) values[static_cast<size_t>(v)].reset();
-      if (profile != nullptr) {
-        profile->node_seconds[i] = std::chrono::duration<double>(Clock::now() - start).count();
-      }
+    for (; i < plan.steps.size(); ++i) {
+      const detail::Step& step = plan.steps[i];
+      if (observer != nullptr) observer->node_begin(step.node);
+      detail::run_step(step, i, f, observer);
+      for (ValueId v : step.frees) f.values[static_cast<size_t>(v)].reset();
+      if (observer != nullptr) observer->node_end(step.node);
     }
+  } catch (Error& e) {  // ours: add the node, keep the type (an InputError stays one)
+    e.add_context(failure_context(g, plan.steps[i].node, f.values));
+    f.grads.clear();
+    f.stack.clear();
+    throw;
   } catch (const c10::Error& e) {
-    throw ExecutionError(failure_context(g, i, values) + e.what_without_backtrace());
+    throw failure(g, plan.steps[i].node, f, e.what_without_backtrace());
   } catch (const std::exception& e) {
-    throw ExecutionError(failure_context(g, i, values) + e.what());
+    throw failure(g, plan.steps[i].node, f, e.what());
   }
 
   std::vector<at::Tensor> out;
-  for (ValueId v : g.outputs) out.push_back(values[static_cast<size_t>(v)]);
-  for (size_t k : pg.grad_targets) out.push_back(inputs[k].grad());
+  out.reserve(plan.outputs.size() + plan.grad_targets.size());
+  for (ValueId v : plan.outputs) {
+    out.push_back(v == kNoValue ? at::Tensor() : f.values[static_cast<size_t>(v)]);
+  }
+  for (ValueId v : plan.outputs) {
+    if (v != kNoValue) f.values[static_cast<size_t>(v)].reset();  // the caller owns them now
+  }
+  for (size_t k : plan.grad_targets) out.push_back(inputs[k].grad());
   return out;
+}
+
+Frame::State::State(const detail::Plan& p) : plan(&p) {
+  values.resize(static_cast<size_t>(p.graph.num_values));
+  args.resize(p.steps.size());
+  size_t max_inputs = 0;
+  for (size_t i = 0; i < p.steps.size(); ++i) {
+    const detail::Step& s = p.steps[i];
+    max_inputs = std::max({max_inputs, s.inputs.size(), s.outputs.size()});
+    const auto* call = std::get_if<detail::CallStep>(&s.payload);
+    if (call == nullptr) continue;
+    args[i].reserve(call->args.size());
+    for (const c10::IValue& a : call->args) args[i].push_back(copy_containers(a));
+    if (call->aten) stack.reserve(std::max(stack.capacity(), call->args.size() + 8));
+  }
+  grads.reserve(max_inputs);
+}
+
+Frame::Frame(std::unique_ptr<State> state) : state_(std::move(state)) {}
+Frame::~Frame() = default;
+Frame::Frame(Frame&&) noexcept = default;
+Frame& Frame::operator=(Frame&&) noexcept = default;
+
+const std::vector<at::Tensor>& Frame::bound_inputs() const { return state_->inputs; }
+
+void Frame::release() {
+  state_->inputs.clear();
+  for (at::Tensor& t : state_->values) t.reset();
+  state_->grads.clear();
+  state_->stack.clear();
 }
 
 }  // namespace ca

@@ -1,0 +1,26 @@
+#pragma once
+// Load-time inference of every value's metadata (dtype, shape; strided, on the graph's device):
+// graph inputs give theirs, functional ops are run once on meta-device tensors, and the
+// builtins propagate. Its purpose is to prove validate_outputs nodes no-ops at load.
+
+#include <vector>
+
+#include "ca/graph.h"
+#include "executor/op_binding.h"
+
+namespace ca::detail {
+
+/// What load-time inference found.
+struct MetaInference {
+  std::vector<bool> validate_is_noop;  ///< by node index; true only for proven validate_outputs
+  size_t meta_calls = 0;               ///< ops actually run on meta tensors
+  size_t memo_hits = 0;                ///< inferences answered by an earlier identical call
+  size_t unknown = 0;                  ///< functional nodes whose outputs stayed unknown
+};
+
+/// Infers metadata through `graph`. Op failures on meta tensors, custom functions, symbolic
+/// sizes and an exhausted time budget make values unknown (never an error). Throws FormatError
+/// when an op run on meta tensors returns another number of outputs than its node declares.
+MetaInference infer_metas(const Graph& graph, const std::vector<BoundNode>& bound);
+
+}  // namespace ca::detail

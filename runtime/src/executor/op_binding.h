@@ -1,0 +1,54 @@
+#pragma once
+// Op binding: the load step that resolves every functional and aten op, converts packed Args to
+// IValues once and type-checks them against the op's schema. One BoundNode per graph node; the
+// execution plan is built on top of them.
+
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/core/ivalue.h>
+#include <torch/csrc/autograd/input_metadata.h>
+
+#include <optional>
+#include <variant>
+#include <vector>
+
+#include "ca/graph.h"
+#include "executor/schema_compat.h"
+#include "registry/op_entry.h"
+
+namespace ca::detail {
+
+using MetadataList = std::vector<std::optional<torch::autograd::InputMetadata>>;
+
+/// kFunctional / kAten: the op and its args as IValues; tensor and SymInt references are
+/// placeholders (undefined tensor, 0) that the plan fills per run.
+struct OpCall {
+  const OpEntry* op = nullptr;              ///< kFunctional
+  std::optional<c10::OperatorHandle> aten;  ///< kAten
+  std::vector<c10::IValue> args;
+};
+/// kCopySlicesPrologue: the base and view geometry.
+struct CopySlicesGeometry {
+  at::TensorGeometry base, view;
+};
+/// kCopySlicesEpilogue.
+struct CopySlicesFlags {
+  std::vector<bool> needs_input_grad;
+};
+/// kAccumulateGrad.
+struct AccumulateGradFlags {
+  bool has_post_hooks = false;
+};
+
+/// What binding found for one node: its kind's payload (monostate for kAccumulate).
+using BoundNode = std::variant<std::monostate, OpCall, MetadataList, CopySlicesGeometry,
+                               CopySlicesFlags, AccumulateGradFlags>;
+
+/// Binds every node of `graph` (already structurally validated): first the recorded op schemas
+/// against the registry (check_op_schemas: VersionError naming each op that differs, unless
+/// `allow_version_mismatch`), then each node. Throws FormatError naming `nodes[i].args[j]` for
+/// args that do not fit the op's schema, and one OpNotFoundError that lists every op name that
+/// does not resolve. `schemas` receives the schema comparison.
+std::vector<BoundNode> bind_ops(const Graph& graph, bool allow_version_mismatch,
+                                SchemaReport* schemas);
+
+}  // namespace ca::detail

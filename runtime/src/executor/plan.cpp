@@ -1,0 +1,217 @@
+// Builds the plan: bind ops, infer metadata to elide validate_outputs nodes proven no-ops,
+// precompute where each reference goes in the packed args, and compute last uses.
+#include "executor/plan.h"
+
+#include <algorithm>
+
+#include "ca/error.h"
+#include "ca/graph_validate.h"
+#include "executor/meta_infer.h"
+
+namespace ca::detail {
+namespace {
+
+// A functional node's result count is the count of its next edges, which is also the count of
+// the metadata the validate_outputs right after it checks: provable from the graph alone.
+void check_output_counts(const Graph& g) {
+  for (size_t i = 0; i + 1 < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
+    const Node& next = g.nodes[i + 1];
+    if (n.kind != NodeKind::kFunctional || next.kind != NodeKind::kValidateOutputs) continue;
+    bool reads_only_n = false;
+    for (ValueId v : next.inputs) {
+      if (v == kNoValue) continue;
+      const bool from_n = std::find(n.outputs.begin(), n.outputs.end(), v) != n.outputs.end();
+      reads_only_n = from_n;
+      if (!from_n) break;
+    }
+    if (reads_only_n && next.inputs.size() != n.outputs.size()) {
+      throw FormatError("nodes[" + std::to_string(i) + "] (functional " + n.op + "): " +
+                        std::to_string(n.outputs.size()) + " outputs, but the validate_outputs " +
+                        "after it checks " + std::to_string(next.inputs.size()));
+    }
+  }
+}
+
+class Planner {
+ public:
+  explicit Planner(Plan& plan) : plan_(plan) {
+    alias_.resize(static_cast<size_t>(plan.graph.num_values));
+    for (size_t v = 0; v < alias_.size(); ++v) alias_[v] = static_cast<ValueId>(v);
+  }
+
+  void build(std::vector<BoundNode> bound, const MetaInference& inference) {
+    const Graph& g = plan_.graph;
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      const Node& n = g.nodes[i];
+      if (inference.validate_is_noop[i]) {
+        // Elided: its outputs are its inputs.
+        for (size_t k = 0; k < n.outputs.size(); ++k) {
+          if (n.outputs[k] != kNoValue)
+            alias_[static_cast<size_t>(n.outputs[k])] = map(n.inputs[k]);
+        }
+        ++plan_.stats.validates_elided;
+        continue;
+      }
+      plan_.steps.push_back(make_step(i, n, std::move(bound[i])));
+    }
+    for (ValueId v : g.outputs) plan_.outputs.push_back(map(v));
+  }
+
+ private:
+  ValueId map(ValueId v) const { return v == kNoValue ? v : alias_[static_cast<size_t>(v)]; }
+
+  Step make_step(size_t i, const Node& n, BoundNode bound) {
+    Step s;
+    s.node = static_cast<uint32_t>(i);
+    for (ValueId v : n.inputs) s.inputs.push_back(map(v));
+    s.outputs = n.outputs;
+    switch (n.kind) {
+      case NodeKind::kFunctional:
+      case NodeKind::kAten: {
+        OpCall& call = std::get<OpCall>(bound);
+        CallStep c{call.op, std::move(call.aten), std::move(call.args), {}, {}};
+        for (uint32_t j = 0; j < n.args.size(); ++j) add_arg_slots(n.args[j], j, c);
+        s.payload = std::move(c);
+        break;
+      }
+      case NodeKind::kValidateOutputs:
+        s.payload = ValidateStep{std::move(std::get<MetadataList>(bound))};
+        break;
+      case NodeKind::kAccumulate:
+        s.payload = AccumulateStep{};
+        break;
+      case NodeKind::kAccumulateGrad:
+        s.payload = AccumulateGradStep{std::get<AccumulateGradFlags>(bound).has_post_hooks, false};
+        break;
+      case NodeKind::kCopySlicesPrologue:
+        s.payload = std::move(std::get<CopySlicesGeometry>(bound));
+        break;
+      case NodeKind::kCopySlicesEpilogue:
+        s.payload = std::move(std::get<CopySlicesFlags>(bound));
+        break;
+    }
+    return s;
+  }
+
+  // Slots for every reference in arg `j`; args that hold references inside a dict (or deeper
+  // than SlotPath allows) are rebuilt per run instead.
+  void add_arg_slots(const Arg& a, uint32_t j, CallStep& c) {
+    std::vector<SlotPath> slots;
+    SlotPath path;
+    path.arg = j;
+    if (collect(a, path, slots)) {
+      c.slots.insert(c.slots.end(), slots.begin(), slots.end());
+    } else {
+      c.rebuilt.emplace_back(j, remapped(a));
+    }
+  }
+
+  bool collect(const Arg& a, SlotPath& path, std::vector<SlotPath>& out) const {
+    if (a.kind == Arg::Kind::kTensor || a.kind == Arg::Kind::kSymInt) {
+      if (a.ref == kNoValue) return true;
+      SlotPath s = path;
+      s.value = map(a.ref);
+      s.is_symint = a.kind == Arg::Kind::kSymInt;
+      out.push_back(s);
+      return true;
+    }
+    if (a.kind == Arg::Kind::kDict) return !has_refs(a);
+    for (uint32_t k = 0; k < a.items.size(); ++k) {
+      if (!has_refs(a.items[k])) continue;
+      if (path.depth == SlotPath::kMaxDepth) return false;
+      path.path[path.depth++] = k;
+      const bool ok = collect(a.items[k], path, out);
+      --path.depth;
+      if (!ok) return false;
+    }
+    return true;
+  }
+
+  static bool has_refs(const Arg& a) {
+    if ((a.kind == Arg::Kind::kTensor || a.kind == Arg::Kind::kSymInt) && a.ref != kNoValue) {
+      return true;
+    }
+    for (const Arg& item : a.items) {
+      if (has_refs(item)) return true;
+    }
+    return false;
+  }
+
+  Arg remapped(Arg a) const {
+    a.ref = map(a.ref);
+    for (Arg& item : a.items) item = remapped(std::move(item));
+    return a;
+  }
+
+  Plan& plan_;
+  std::vector<ValueId> alias_;
+};
+
+void collect_refs(const Arg& a, std::vector<ValueId>& out) {
+  if ((a.kind == Arg::Kind::kTensor || a.kind == Arg::Kind::kSymInt) && a.ref != kNoValue) {
+    out.push_back(a.ref);
+  }
+  for (const Arg& item : a.items) collect_refs(item, out);
+}
+
+std::vector<ValueId> reads_of(const Step& s) {
+  std::vector<ValueId> refs = s.inputs;
+  if (const auto* c = std::get_if<CallStep>(&s.payload)) {
+    for (const SlotPath& slot : c->slots) refs.push_back(slot.value);
+    for (const auto& [j, arg] : c->rebuilt) collect_refs(arg, refs);
+  }
+  return refs;
+}
+
+// Each value is freed right after its last reader (or its producer, if nothing reads it); an
+// accumulate_grad that is the last reader of its grad may let AccumulateGrad steal it.
+void plan_frees(Plan& plan) {
+  constexpr size_t kNever = SIZE_MAX;
+  std::vector<size_t> last(static_cast<size_t>(plan.graph.num_values), kNever - 1);
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    for (ValueId v : plan.steps[i].outputs) {
+      if (v != kNoValue) last[static_cast<size_t>(v)] = i;
+    }
+    for (ValueId v : reads_of(plan.steps[i])) {
+      if (v != kNoValue) last[static_cast<size_t>(v)] = i;
+    }
+  }
+  for (ValueId v : plan.outputs) {
+    if (v != kNoValue) last[static_cast<size_t>(v)] = kNever;
+  }
+  for (size_t v = 0; v < last.size(); ++v) {
+    if (last[v] == kNever - 1) {
+      // An unread input; any other value never written here is an elided node's output.
+      if (v < plan.graph.inputs.size()) plan.input_frees.push_back(static_cast<ValueId>(v));
+    } else if (last[v] != kNever) {
+      plan.steps[last[v]].frees.push_back(static_cast<ValueId>(v));
+    }
+  }
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    Step& s = plan.steps[i];
+    auto* acc = std::get_if<AccumulateGradStep>(&s.payload);
+    const ValueId grad = s.inputs.size() > 1 ? s.inputs[1] : kNoValue;
+    if (acc != nullptr && grad != kNoValue) acc->steal = last[static_cast<size_t>(grad)] == i;
+  }
+}
+
+}  // namespace
+
+Plan build_plan(Graph graph, bool allow_version_mismatch) {
+  validate_graph(graph);
+  Plan plan;
+  plan.graph = std::move(graph);
+  std::vector<BoundNode> bound = bind_ops(plan.graph, allow_version_mismatch, &plan.stats.schemas);
+  check_output_counts(plan.graph);
+  const MetaInference inference = infer_metas(plan.graph, bound);
+  plan.stats.meta_calls = inference.meta_calls;
+  plan.stats.meta_memo_hits = inference.memo_hits;
+  plan.stats.meta_unknown = inference.unknown;
+  Planner(plan).build(std::move(bound), inference);
+  plan_frees(plan);
+  plan.grad_targets = grad_targets(plan.graph);
+  return plan;
+}
+
+}  // namespace ca::detail
