@@ -16,6 +16,10 @@
 
 namespace ca {
 
+namespace detail {
+struct BackwardAccess;
+}  // namespace detail
+
 /// Per-call options, as `torch::autograd::backward` takes them.
 struct BackwardOptions {
   /// Keep the autograd graph's saved state after the call (else it is freed, as eager does).
@@ -73,8 +77,29 @@ class CompiledBackward {
   void clear();
 
  private:
+  friend struct detail::BackwardAccess;
   struct Impl;
   std::unique_ptr<Impl> impl_;
+};
+
+/// Routes every `backward()` of the process (`loss.backward()`, `torch::autograd::backward`)
+/// through one process-wide CompiledBackward made with `options`, via libtorch's own hook for
+/// compiled autograd (`Engine::set_compiled_autograd`): a trainer adds one line and keeps its
+/// code. `torch::autograd::grad()`, `backward(inputs=...)` and create_graph run eagerly (counted
+/// as fallbacks). Calls from several threads are serialized. Calling it again starts afresh.
+void enable(CompiledBackwardOptions options = {});
+/// Restores plain eager backward; the last stats stay readable through enabled_stats().
+void disable();
+/// The process-wide engine's stats (those it had at disable() once disabled).
+CompiledBackwardStats enabled_stats();
+
+/// enable() for a scope: disable() when it ends.
+class EnableGuard {
+ public:
+  explicit EnableGuard(CompiledBackwardOptions options = {});
+  ~EnableGuard();
+  EnableGuard(const EnableGuard&) = delete;
+  EnableGuard& operator=(const EnableGuard&) = delete;
 };
 
 }  // namespace ca

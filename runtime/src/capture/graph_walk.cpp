@@ -117,8 +117,12 @@ std::string node_label(const AgNode& node, size_t index) {
 
 std::unique_ptr<GraphWalk> walk_graph(const std::vector<at::Tensor>& roots,
                                       const std::vector<at::Tensor>& grads, bool keys) {
+  return walk_from_root(make_root(roots, grads), keys);
+}
+
+std::unique_ptr<GraphWalk> walk_from_root(NodePtr root, bool keys) {
   auto walk = std::make_unique<GraphWalk>();
-  walk->root = make_root(roots, grads);
+  walk->root = std::move(root);
   walk->order = order_nodes(walk->root);
   collect_all(*walk, walk->order, keys);
   return walk;

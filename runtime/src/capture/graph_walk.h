@@ -32,6 +32,9 @@ struct GraphWalk {
 std::unique_ptr<GraphWalk> walk_graph(const std::vector<at::Tensor>& roots,
                                       const std::vector<at::Tensor>& grads, bool keys);
 
+/// The same from a GraphRoot already built (the engine's, when ca::enable() routes a backward()).
+std::unique_ptr<GraphWalk> walk_from_root(NodePtr root, bool keys);
+
 /// "node 3 (MulBackward0)".
 std::string node_label(const AgNode& node, size_t index);
 

@@ -9,6 +9,7 @@
 #include "ca/op_registry.h"
 #include "capture/capture_walk.h"
 #include "capture/graph_walk.h"
+#include "trainer/backward_access.h"
 #include "trainer/step_key.h"
 
 namespace ca {
@@ -32,15 +33,6 @@ struct CompiledBackward::Impl {
   CompiledBackwardStats stats;
   std::list<CacheEntry> lru;  ///< most recently used first
   std::unordered_map<std::string, std::list<CacheEntry>::iterator> index;
-
-  std::vector<at::Tensor> eager(const std::vector<at::Tensor>& roots,
-                                const std::vector<at::Tensor>& grads, const BackwardOptions& o,
-                                const std::string& reason) {
-    ++stats.eager_fallbacks;
-    stats.last_fallback_reason = reason;
-    torch::autograd::backward(roots, grads, o.retain_graph, o.create_graph);
-    return {};
-  }
 
   // The reason the new key misses: where it parts from the closest cached graph.
   std::string miss_reason(const detail::StepKey& key) const {
@@ -82,20 +74,43 @@ void CompiledBackward::clear() {
 std::vector<at::Tensor> CompiledBackward::backward(const std::vector<at::Tensor>& roots,
                                                    const std::vector<at::Tensor>& grads,
                                                    BackwardOptions options) {
-  Impl& s = *impl_;
+  auto eager = [&] {
+    torch::autograd::backward(roots, grads, options.retain_graph, options.create_graph);
+  };
+  return detail::BackwardAccess::step(
+      *this, [&] { return detail::walk_graph(roots, grads, /*keys=*/true); }, options, eager);
+}
+
+namespace detail {
+
+void BackwardAccess::fall_back(CompiledBackward& cb, const std::string& reason,
+                               const std::function<void()>& eager) {
+  ++cb.impl_->stats.eager_fallbacks;
+  cb.impl_->stats.last_fallback_reason = reason;
+  eager();
+}
+
+std::vector<at::Tensor> BackwardAccess::step(
+    CompiledBackward& cb, const std::function<std::unique_ptr<GraphWalk>()>& walk_fn,
+    BackwardOptions options, const std::function<void()>& eager) {
+  CompiledBackward::Impl& s = *cb.impl_;
+  auto fall_back = [&](const std::string& reason) {
+    BackwardAccess::fall_back(cb, reason, eager);
+    return std::vector<at::Tensor>{};
+  };
   if (options.create_graph) {
     if (s.options.strict) throw CaptureError("create_graph=true: a backward of a backward");
-    return s.eager(roots, grads, options, "create_graph=true");
+    return fall_back("create_graph=true");
   }
   OpRegistry::global();  // harvest before any walk: it needs the process's compiler slot
-  std::unique_ptr<detail::GraphWalk> walk;
+  std::unique_ptr<GraphWalk> walk;
   try {
-    walk = detail::walk_graph(roots, grads, /*keys=*/true);
+    walk = walk_fn();
   } catch (const CaptureError& e) {
     if (s.options.strict) throw;
-    return s.eager(roots, grads, options, e.what());
+    return fall_back(e.what());
   }
-  detail::StepKey key = detail::step_key(*walk, options_text(options));
+  StepKey key = step_key(*walk, options_text(options));
   std::string flat = key.flat();
   Executor* executor = nullptr;
   std::vector<at::Tensor> inputs;
@@ -107,10 +122,10 @@ std::vector<at::Tensor> CompiledBackward::backward(const std::vector<at::Tensor>
   } else {
     CaptureResult cap;
     try {
-      cap = detail::capture_walk(*walk, /*release_variables=*/false);
+      cap = capture_walk(*walk, /*release_variables=*/false);
     } catch (const CaptureError& e) {
       if (s.options.strict) throw;
-      return s.eager(roots, grads, options, e.what());
+      return fall_back(e.what());
     }
     ++s.stats.misses;
     s.stats.last_miss_reason = s.miss_reason(key);
@@ -119,9 +134,10 @@ std::vector<at::Tensor> CompiledBackward::backward(const std::vector<at::Tensor>
   }
   std::vector<at::Tensor> out = executor->run(inputs);
   if (!options.retain_graph) {
-    for (const detail::NodePtr& fn : walk->order) fn->release_variables();
+    for (const NodePtr& fn : walk->order) fn->release_variables();
   }
   return out;
 }
 
+}  // namespace detail
 }  // namespace ca
