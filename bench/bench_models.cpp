@@ -1,5 +1,8 @@
 #include "bench_models.h"
 
+#include <algorithm>
+#include <cstdlib>
+
 namespace ca::bench {
 namespace {
 
@@ -40,6 +43,17 @@ std::vector<BenchModel> bench_models() {
   return {{"deep_narrow_mlp", deep_narrow_mlp()},
           {"cnn", cnn()},
           {"transformer_block", transformer_block()}};
+}
+
+void register_per_model(const std::string& prefix,
+                        void (*fn)(benchmark::State&, const BenchModel&)) {
+  const char* threads = std::getenv("CA_BENCH_THREADS");
+  at::set_num_threads(threads != nullptr ? std::max(1, std::atoi(threads)) : 1);
+  for (const BenchModel& m : bench_models()) {
+    benchmark::RegisterBenchmark((prefix + "/" + m.name).c_str(), fn, m)
+        ->UseManualTime()
+        ->Unit(benchmark::kMicrosecond);
+  }
 }
 
 }  // namespace ca::bench

@@ -1,6 +1,7 @@
 #pragma once
 // The benchmarked models: each builds fresh parameters and returns one forward's loss.
 
+#include <benchmark/benchmark.h>
 #include <torch/torch.h>
 
 #include <functional>
@@ -16,5 +17,11 @@ struct BenchModel {
 
 /// deep_narrow_mlp (overhead-bound), cnn, transformer_block.
 std::vector<BenchModel> bench_models();
+
+/// Registers `fn` once per model as "<prefix>/<model>" (manual time, microseconds), after setting
+/// the intra-op threads: one by default, since on a small shared machine OpenMP barriers make
+/// timings of overhead-bound graphs meaningless; CA_BENCH_THREADS=N overrides.
+void register_per_model(const std::string& prefix,
+                        void (*fn)(benchmark::State&, const BenchModel&));
 
 }  // namespace ca::bench

@@ -92,18 +92,7 @@ void BM_ReplayVsEager(benchmark::State& state, const BenchModel& model) {
   state.counters["mem_ratio"] = eager_peak > 0 ? replay_peak / eager_peak : 0.0;
 }
 
-const bool kRegistered = [] {
-  // One intra-op thread by default: on a small shared machine, OpenMP barriers make timings
-  // of overhead-bound graphs meaningless. CA_BENCH_THREADS=N overrides.
-  const char* threads = std::getenv("CA_BENCH_THREADS");
-  at::set_num_threads(threads != nullptr ? std::max(1, std::atoi(threads)) : 1);
-  for (const BenchModel& m : bench_models()) {
-    benchmark::RegisterBenchmark(("replay_vs_eager/" + m.name).c_str(), BM_ReplayVsEager, m)
-        ->UseManualTime()
-        ->Unit(benchmark::kMicrosecond);
-  }
-  return true;
-}();
+const bool kRegistered = (register_per_model("replay_vs_eager", BM_ReplayVsEager), true);
 
 }  // namespace
 }  // namespace ca::bench

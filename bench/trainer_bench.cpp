@@ -53,16 +53,7 @@ void BM_TrainerStep(benchmark::State& state, const BenchModel& model) {
   state.counters["misses"] = static_cast<double>(cb.stats().misses);
 }
 
-const bool kRegistered = [] {
-  const char* threads = std::getenv("CA_BENCH_THREADS");
-  at::set_num_threads(threads != nullptr ? std::max(1, std::atoi(threads)) : 1);
-  for (const BenchModel& m : bench_models()) {
-    benchmark::RegisterBenchmark(("trainer_step/" + m.name).c_str(), BM_TrainerStep, m)
-        ->UseManualTime()
-        ->Unit(benchmark::kMicrosecond);
-  }
-  return true;
-}();
+const bool kRegistered = (register_per_model("trainer_step", BM_TrainerStep), true);
 
 }  // namespace
 }  // namespace ca::bench
