@@ -3,6 +3,7 @@
 #include <c10/core/DeviceType.h>
 
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -66,15 +67,20 @@ class Reader {
     }
     budget_ -= units;
   }
-  std::string str(const flatbuffers::String* s, const Path& path) {
+  std::string_view view(const flatbuffers::String* s, const Path& path) {
     if (s == nullptr) return {};
     charge(s->size(), path);
-    return s->str();
+    return std::string_view(s->c_str(), s->size());
   }
-  std::vector<ValueId> ids(const Vector<int32_t>* v, const Path& path) {
+  std::string str(const flatbuffers::String* s, const Path& path) {
+    return std::string(view(s, path));
+  }
+  /// Value ids into `Ids` (a node's IdList or the graph's std::vector), sized exactly.
+  template <typename Ids>
+  Ids ids(const Vector<int32_t>* v, const Path& path) {
     if (v == nullptr) return {};
     charge(size_t{4} * v->size(), path);
-    return std::vector<ValueId>(v->begin(), v->end());
+    return Ids(v->begin(), v->end());
   }
   ArgType type(const fb::ArgType* t, const Path& path);
   Arg arg(const fb::Arg& a, const Path& path);
@@ -108,7 +114,7 @@ Arg Reader::arg(const fb::Arg& a, const Path& path) {
   out.i = a.i();
   out.d = a.d();
   if (const fb::Complex* c = a.c()) out.c = c10::complex<double>(c->re(), c->im());
-  out.s = str(a.s(), path(".s"));
+  out.s = view(a.s(), path(".s"));
   out.device_index = a.device_index();
   out.ref = a.ref();
   out.type = type(a.type(), path(".type"));
@@ -167,9 +173,9 @@ Node Reader::node(const fb::Node& n, const Path& path) {
   charge(4, path);
   Node out;
   out.kind = checked<NodeKind>(n.kind(), path(".kind"));
-  out.op = str(n.op(), path(".op"));
-  out.overload = str(n.overload(), path(".overload"));
-  out.inputs = ids(n.inputs(), path(".inputs"));
+  out.op = view(n.op(), path(".op"));
+  out.overload = view(n.overload(), path(".overload"));
+  out.inputs = ids<IdList>(n.inputs(), path(".inputs"));
   if (const auto* args = n.args()) {
     charge(size_t{4} * args->size(), path(".args"));
     out.args.reserve(args->size());
@@ -177,7 +183,7 @@ Node Reader::node(const fb::Node& n, const Path& path) {
       out.args.push_back(arg(*args->Get(i), path(".args", i)));
     }
   }
-  out.outputs = ids(n.outputs(), path(".outputs"));
+  out.outputs = ids<IdList>(n.outputs(), path(".outputs"));
   return out;
 }
 
@@ -201,7 +207,7 @@ Graph Reader::graph(const fb::Graph& g) {
       out.nodes.push_back(node(*nodes->Get(i), Path(nullptr, "nodes", i)));
     }
   }
-  out.outputs = ids(g.outputs(), Path(nullptr, "outputs"));
+  out.outputs = ids<std::vector<ValueId>>(g.outputs(), Path(nullptr, "outputs"));
   return out;
 }
 
