@@ -51,7 +51,7 @@ const char* CompactString::heap_ptr() const noexcept {
 
 void CompactString::assign(std::string_view s) {
   if (s.size() <= kInlineMax) {
-    std::memcpy(bytes_, s.data(), s.size());
+    if (!s.empty()) std::memcpy(bytes_, s.data(), s.size());  // an empty view's data() may be null
     set_inline_size(s.size());
     return;
   }
