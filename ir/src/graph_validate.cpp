@@ -220,7 +220,7 @@ void Validator::collect_definitions() {
     const Node& node = g_.nodes[n];
     check_enum(node.kind, NodeKind::kAten, at("", "nodes", n) + ".kind");
     check_arity(node, at("", "nodes", n));
-    const std::vector<ValueId>& outs = node.outputs;
+    const IdList& outs = node.outputs;
     for (size_t k = 0; k < outs.size(); ++k) {
       const ValueId id = outs[k];
       if (id == kNoValue) continue;

@@ -240,7 +240,7 @@ c10::IValue ivalue_from_arg(const Arg& a, const ValueToTensor& tensor_of,
     case Arg::Kind::kComplex:
       return c10::IValue(a.c);
     case Arg::Kind::kString:
-      return c10::IValue(a.s);
+      return c10::IValue(a.s.str());
     case Arg::Kind::kDevice:
       return c10::IValue(c10::Device(static_cast<c10::DeviceType>(a.i), a.device_index));
     case Arg::Kind::kTensor:

@@ -3,6 +3,7 @@
 #include <c10/core/DeviceType.h>
 
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -14,18 +15,39 @@ namespace {
 
 using flatbuffers::Vector;
 
-std::string at(const std::string& path, const char* field, size_t i) {
-  return path + field + "[" + std::to_string(i) + "]";
-}
+/// Where the reader is ("nodes[3].args[0].type"), kept on the stack as a chain of segments and
+/// turned into text only for an error message: a million-node graph builds no path strings.
+class Path {
+ public:
+  static constexpr size_t kNoIndex = ~size_t{0};
+  /// A top-level field, e.g. Path(nullptr, "nodes", 3) is "nodes[3]".
+  Path(const Path* parent, const char* field, size_t index = kNoIndex)
+      : parent_(parent), field_(field), index_(index) {}
+  /// A child field of this path; `field` starts with '.'.
+  Path operator()(const char* field, size_t index = kNoIndex) const {
+    return Path(this, field, index);
+  }
+  std::string str() const {
+    std::string out = parent_ != nullptr ? parent_->str() : std::string();
+    out += field_;
+    if (index_ != kNoIndex) out += "[" + std::to_string(index_) + "]";
+    return out;
+  }
+
+ private:
+  const Path* parent_;
+  const char* field_;
+  size_t index_;
+};
 
 /// Casts a FlatBuffers enum to its IR mirror after checking it against the enum's MAX.
 template <typename To, typename From>
-To checked(From raw, const std::string& path) {
+To checked(From raw, const Path& path) {
   using U = std::underlying_type_t<From>;
   const U v = static_cast<U>(raw);
   const U max = static_cast<U>(From::MAX);
   if (v > max) {
-    throw FormatError(path + ": " + std::to_string(v) + " out of range [0, " +
+    throw FormatError(path.str() + ": " + std::to_string(v) + " out of range [0, " +
                       std::to_string(max + 1) + ")");
   }
   return static_cast<To>(v);
@@ -37,172 +59,177 @@ class Reader {
   Graph graph(const fb::Graph& g);
 
  private:
-  void charge(size_t units, const std::string& path) {
+  void charge(size_t units, const Path& path) {
     if (units > budget_) {
-      throw FormatError(path +
+      throw FormatError(path.str() +
                         ": buffer expands past its own size (shared or overlapping "
                         "offsets); refusing to load it");
     }
     budget_ -= units;
   }
-  std::string str(const flatbuffers::String* s, const std::string& path) {
+  std::string_view view(const flatbuffers::String* s, const Path& path) {
     if (s == nullptr) return {};
     charge(s->size(), path);
-    return s->str();
+    return std::string_view(s->c_str(), s->size());
   }
-  std::vector<ValueId> ids(const Vector<int32_t>* v, const std::string& path) {
+  std::string str(const flatbuffers::String* s, const Path& path) {
+    return std::string(view(s, path));
+  }
+  /// Value ids into `Ids` (a node's IdList or the graph's std::vector), sized exactly.
+  template <typename Ids>
+  Ids ids(const Vector<int32_t>* v, const Path& path) {
     if (v == nullptr) return {};
     charge(size_t{4} * v->size(), path);
-    return std::vector<ValueId>(v->begin(), v->end());
+    return Ids(v->begin(), v->end());
   }
-  ArgType type(const fb::ArgType* t, const std::string& path);
-  Arg arg(const fb::Arg& a, const std::string& path);
-  TensorMeta meta(const fb::TensorMeta& m, const std::string& path);
-  GraphInput input(const fb::GraphInput& in, const std::string& path);
-  Node node(const fb::Node& n, const std::string& path);
-  OpSchema op_schema(const fb::OpSchema& o, const std::string& path);
+  ArgType type(const fb::ArgType* t, const Path& path);
+  Arg arg(const fb::Arg& a, const Path& path);
+  TensorMeta meta(const fb::TensorMeta& m, const Path& path);
+  GraphInput input(const fb::GraphInput& in, const Path& path);
+  Node node(const fb::Node& n, const Path& path);
+  OpSchema op_schema(const fb::OpSchema& o, const Path& path);
 
   size_t budget_;
 };
 
-ArgType Reader::type(const fb::ArgType* t, const std::string& path) {
+ArgType Reader::type(const fb::ArgType* t, const Path& path) {
   ArgType out;
   if (t == nullptr) return out;
   charge(4, path);
-  out.kind = checked<ArgType::Kind>(t->kind(), path + ".kind");
+  out.kind = checked<ArgType::Kind>(t->kind(), path(".kind"));
   if (const auto* contained = t->contained()) {
-    charge(size_t{4} * contained->size(), path + ".contained");
+    charge(size_t{4} * contained->size(), path(".contained"));
     out.contained.reserve(contained->size());
     for (size_t i = 0; i < contained->size(); ++i) {
-      out.contained.push_back(type(contained->Get(i), at(path, ".contained", i)));
+      out.contained.push_back(type(contained->Get(i), path(".contained", i)));
     }
   }
   return out;
 }
 
-Arg Reader::arg(const fb::Arg& a, const std::string& path) {
+Arg Reader::arg(const fb::Arg& a, const Path& path) {
   charge(4, path);
   Arg out;
-  out.kind = checked<Arg::Kind>(a.kind(), path + ".kind");
+  out.kind = checked<Arg::Kind>(a.kind(), path(".kind"));
   out.b = a.b();
   out.i = a.i();
   out.d = a.d();
   if (const fb::Complex* c = a.c()) out.c = c10::complex<double>(c->re(), c->im());
-  out.s = str(a.s(), path + ".s");
+  out.s = view(a.s(), path(".s"));
   out.device_index = a.device_index();
   out.ref = a.ref();
-  out.type = type(a.type(), path + ".type");
-  out.value_type = type(a.value_type(), path + ".value_type");
+  out.type = type(a.type(), path(".type"));
+  out.value_type = type(a.value_type(), path(".value_type"));
   if (const auto* items = a.items()) {
-    charge(size_t{4} * items->size(), path + ".items");
+    charge(size_t{4} * items->size(), path(".items"));
     out.items.reserve(items->size());
     for (size_t i = 0; i < items->size(); ++i) {
-      out.items.push_back(arg(*items->Get(i), at(path, ".items", i)));
+      out.items.push_back(arg(*items->Get(i), path(".items", i)));
     }
   }
   return out;
 }
 
-TensorMeta Reader::meta(const fb::TensorMeta& m, const std::string& path) {
+TensorMeta Reader::meta(const fb::TensorMeta& m, const Path& path) {
   charge(4, path);
   TensorMeta out;
   const int dtype = m.dtype();
   const int num_dtypes = static_cast<int>(c10::ScalarType::Undefined);
   if (dtype < 0 || dtype >= num_dtypes) {
-    throw FormatError(path + ".dtype: " + std::to_string(dtype) + " out of range [0, " +
+    throw FormatError(path(".dtype").str() + ": " + std::to_string(dtype) + " out of range [0, " +
                       std::to_string(num_dtypes) + ")");
   }
   out.dtype = static_cast<c10::ScalarType>(dtype);
   if (const auto* sizes = m.sizes()) {
-    charge(size_t{8} * sizes->size(), path + ".sizes");
+    charge(size_t{8} * sizes->size(), path(".sizes"));
     out.sizes.assign(sizes->begin(), sizes->end());
   }
   const auto type = static_cast<c10::DeviceType>(m.device_type());
   if (m.device_type() < 0 || !c10::isValidDeviceType(type)) {
-    throw FormatError(path + ".device_type: " + std::to_string(m.device_type()) +
+    throw FormatError(path(".device_type").str() + ": " + std::to_string(m.device_type()) +
                       " is not a device type");
   }
   const int index = m.device_index();
   if (index < -1 || (type == c10::DeviceType::CPU && index > 0)) {
-    throw FormatError(path + ".device_index: " + std::to_string(index) + " is not valid for " +
-                      c10::DeviceTypeName(type, /*lower_case=*/true));
+    throw FormatError(path(".device_index").str() + ": " + std::to_string(index) +
+                      " is not valid for " + c10::DeviceTypeName(type, /*lower_case=*/true));
   }
   out.device = c10::Device(type, static_cast<c10::DeviceIndex>(index));
   out.requires_grad = m.requires_grad();
   return out;
 }
 
-GraphInput Reader::input(const fb::GraphInput& in, const std::string& path) {
+GraphInput Reader::input(const fb::GraphInput& in, const Path& path) {
   charge(4, path);
   GraphInput out;
-  out.kind = checked<GraphInput::Kind>(in.kind(), path + ".kind");
-  out.name = str(in.name(), path + ".name");
-  if (const fb::TensorMeta* m = in.meta()) out.meta = meta(*m, path + ".meta");
+  out.kind = checked<GraphInput::Kind>(in.kind(), path(".kind"));
+  out.name = str(in.name(), path(".name"));
+  if (const fb::TensorMeta* m = in.meta()) out.meta = meta(*m, path(".meta"));
   out.int_value = in.int_value();
   out.double_value = in.double_value();
   return out;
 }
 
-Node Reader::node(const fb::Node& n, const std::string& path) {
+Node Reader::node(const fb::Node& n, const Path& path) {
   charge(4, path);
   Node out;
-  out.kind = checked<NodeKind>(n.kind(), path + ".kind");
-  out.op = str(n.op(), path + ".op");
-  out.overload = str(n.overload(), path + ".overload");
-  out.inputs = ids(n.inputs(), path + ".inputs");
+  out.kind = checked<NodeKind>(n.kind(), path(".kind"));
+  out.op = view(n.op(), path(".op"));
+  out.overload = view(n.overload(), path(".overload"));
+  out.inputs = ids<IdList>(n.inputs(), path(".inputs"));
   if (const auto* args = n.args()) {
-    charge(size_t{4} * args->size(), path + ".args");
+    charge(size_t{4} * args->size(), path(".args"));
     out.args.reserve(args->size());
     for (size_t i = 0; i < args->size(); ++i) {
-      out.args.push_back(arg(*args->Get(i), at(path, ".args", i)));
+      out.args.push_back(arg(*args->Get(i), path(".args", i)));
     }
   }
-  out.outputs = ids(n.outputs(), path + ".outputs");
+  out.outputs = ids<IdList>(n.outputs(), path(".outputs"));
   return out;
 }
 
-OpSchema Reader::op_schema(const fb::OpSchema& o, const std::string& path) {
+OpSchema Reader::op_schema(const fb::OpSchema& o, const Path& path) {
   charge(4, path);
   OpSchema out;
-  out.op = str(o.op(), path + ".op");
+  out.op = str(o.op(), path(".op"));
   out.needs_input_grad_count = o.needs_input_grad_count();
   out.is_custom_function = o.custom_function();
   if (const auto* args = o.args()) {
-    charge(size_t{4} * args->size(), path + ".args");
+    charge(size_t{4} * args->size(), path(".args"));
     out.args.reserve(args->size());
     for (size_t i = 0; i < args->size(); ++i) {
-      out.args.push_back(type(args->Get(i), at(path, ".args", i)));
+      out.args.push_back(type(args->Get(i), path(".args", i)));
     }
   }
   return out;
 }
 
 Graph Reader::graph(const fb::Graph& g) {
-  charge(4, "graph");
+  charge(4, Path(nullptr, "graph"));
   Graph out;
   out.format_version = g.format_version();
-  out.torch_version = str(g.torch_version(), "torch_version");
+  out.torch_version = str(g.torch_version(), Path(nullptr, "torch_version"));
   out.num_values = g.num_values();
   if (const auto* inputs = g.inputs()) {
-    charge(size_t{4} * inputs->size(), "inputs");
+    charge(size_t{4} * inputs->size(), Path(nullptr, "inputs"));
     out.inputs.reserve(inputs->size());
     for (size_t i = 0; i < inputs->size(); ++i) {
-      out.inputs.push_back(input(*inputs->Get(i), at("", "inputs", i)));
+      out.inputs.push_back(input(*inputs->Get(i), Path(nullptr, "inputs", i)));
     }
   }
   if (const auto* nodes = g.nodes()) {
-    charge(size_t{4} * nodes->size(), "nodes");
+    charge(size_t{4} * nodes->size(), Path(nullptr, "nodes"));
     out.nodes.reserve(nodes->size());
     for (size_t i = 0; i < nodes->size(); ++i) {
-      out.nodes.push_back(node(*nodes->Get(i), at("", "nodes", i)));
+      out.nodes.push_back(node(*nodes->Get(i), Path(nullptr, "nodes", i)));
     }
   }
-  out.outputs = ids(g.outputs(), "outputs");
+  out.outputs = ids<std::vector<ValueId>>(g.outputs(), Path(nullptr, "outputs"));
   if (const auto* schemas = g.op_schemas()) {
-    charge(size_t{4} * schemas->size(), "op_schemas");
+    charge(size_t{4} * schemas->size(), Path(nullptr, "op_schemas"));
     out.op_schemas.reserve(schemas->size());
     for (size_t i = 0; i < schemas->size(); ++i) {
-      out.op_schemas.push_back(op_schema(*schemas->Get(i), at("", "op_schemas", i)));
+      out.op_schemas.push_back(op_schema(*schemas->Get(i), Path(nullptr, "op_schemas", i)));
     }
   }
   return out;

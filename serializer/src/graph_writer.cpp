@@ -33,8 +33,10 @@ class Writer {
   Offset<flatbuffers::String> string(const std::string& s) {
     return s.empty() ? 0 : fbb_.CreateString(s);
   }
-  Offset<Vector<int32_t>> ids(const std::vector<ValueId>& v) {
-    return v.empty() ? 0 : fbb_.CreateVector(v);
+  /// `v` is a node's IdList or the graph's std::vector of output ids.
+  template <typename Ids>
+  Offset<Vector<int32_t>> ids(const Ids& v) {
+    return v.empty() ? 0 : fbb_.CreateVector(v.data(), v.size());
   }
   Offset<fb::ArgType> type(const ArgType& t);
   Offset<fb::Arg> arg(const Arg& a);

@@ -11,6 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "ca/compact_string.h"
+#include "ca/compact_vector.h"
+
 namespace ca {
 
 /// Index of an SSA value: graph inputs come first, then node outputs in definition order.
@@ -20,6 +23,8 @@ inline constexpr ValueId kNoValue = -1;
 /// Version of the on-disk format this build reads and writes.
 /// Format 2 records each functional op's packed-args schema (Graph::op_schemas).
 inline constexpr uint32_t kFormatVersion = 2;
+/// A node's input or output value ids: up to two inline, no heap block for most nodes.
+using IdList = CompactVector<ValueId, 2>;
 
 /// A c10 type, as much as packed args need to rebuild typed containers exactly (a `List[bool]`
 /// stays a `List[bool]`, an empty `List[int]` keeps its element type).
@@ -46,7 +51,7 @@ struct ArgType {
     kDict,      ///< contained = {K, V}
   };
   Kind kind = Kind::kAny;
-  std::vector<ArgType> contained;
+  CompactVector<ArgType> contained;
 
   bool operator==(const ArgType& o) const { return kind == o.kind && contained == o.contained; }
   bool operator!=(const ArgType& o) const { return !(*this == o); }
@@ -73,17 +78,19 @@ struct Arg {
     kTuple,         ///< `items` are the elements
     kDict,          ///< `type` = key type, `value_type` = value type, `items` = k0, v0, k1, v1, ...
   };
+  // Fields ordered so that the small ones share one word: an Arg is 104 bytes, and a graph
+  // holds millions of them.
   Kind kind = Kind::kNone;
   bool b = false;
+  int8_t device_index = -1;
+  ValueId ref = kNoValue;
   int64_t i = 0;
   double d = 0.0;
   c10::complex<double> c{0.0, 0.0};
-  std::string s;
-  int8_t device_index = -1;
-  ValueId ref = kNoValue;
+  CompactString s;
   ArgType type;
   ArgType value_type;
-  std::vector<Arg> items;
+  CompactVector<Arg> items;
 
   bool operator==(const Arg& o) const;
   bool operator!=(const Arg& o) const { return !(*this == o); }
@@ -144,11 +151,11 @@ const char* node_kind_name(NodeKind kind);
 /// One step of the graph.
 struct Node {
   NodeKind kind = NodeKind::kFunctional;
-  std::string op;        ///< kFunctional: op name; kAten: qualified name ("aten::mul")
-  std::string overload;  ///< kAten: overload name ("Tensor"), may be empty
-  std::vector<ValueId> inputs;
+  CompactString op;        ///< kFunctional: op name; kAten: qualified name ("aten::mul")
+  CompactString overload;  ///< kAten: overload name ("Tensor"), may be empty
+  IdList inputs;
   std::vector<Arg> args;
-  std::vector<ValueId> outputs;  ///< values defined here; kNoValue where a result is unused
+  IdList outputs;  ///< values defined here; kNoValue where a result is unused
 
   bool operator==(const Node& o) const {
     return kind == o.kind && op == o.op && overload == o.overload && inputs == o.inputs &&

@@ -1,0 +1,45 @@
+#include "graph_gen.h"
+
+#include <stdexcept>
+
+#include "ca/version.h"
+
+namespace ca::bench {
+
+TrivialKind trivial_kind_from_name(const std::string& name) {
+  if (name == "accumulate") return TrivialKind::kAccumulate;
+  if (name == "functional") return TrivialKind::kFunctional;
+  throw std::invalid_argument("unknown node kind '" + name + "' (accumulate, functional)");
+}
+
+Graph trivial_chain(size_t nodes, TrivialKind kind) {
+  Graph g;
+  g.torch_version = runtime_torch_version();
+  GraphInput grad;
+  grad.name = "grad_output.0";
+  grad.meta.sizes = {1};
+  g.inputs.push_back(grad);
+  g.nodes.reserve(nodes);
+  ValueId prev = 0;
+  for (size_t i = 0; i < nodes; ++i) {
+    const ValueId next = static_cast<ValueId>(i + 1);
+    Node n;
+    if (kind == TrivialKind::kAccumulate) {
+      n.kind = NodeKind::kAccumulate;
+      n.inputs = {prev, 0};
+    } else {
+      n.kind = NodeKind::kFunctional;
+      n.op = "NegBackward0";
+      n.inputs = {prev};
+      n.args.push_back(Arg::list(ArgType{ArgType::Kind::kBool, {}}, {Arg::boolean(true)}));
+    }
+    n.outputs = {next};
+    g.nodes.push_back(std::move(n));
+    prev = next;
+  }
+  g.num_values = static_cast<int32_t>(nodes + 1);
+  g.outputs = {prev};
+  return g;
+}
+
+}  // namespace ca::bench
