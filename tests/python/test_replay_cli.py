@@ -132,3 +132,14 @@ def test_corrupted_graph_is_refused_by_its_checksum(replay, example, tmp_path):
         assert r.returncode == 2, r.stderr
         assert "checksum mismatch: the file is corrupt" in r.stderr and str(bad) in r.stderr
 
+
+def test_out_leaves_an_existing_tmp_file_alone(replay, example, tmp_path):
+    out = tmp_path / "grads.pt"
+    stale = tmp_path / "grads.pt.tmp"
+    stale.write_bytes(b"not mine")
+    r = run(replay, "--graph", example / "bwd.fb", "--inputs", example / "batch.pt", "--out", out)
+    assert r.returncode == 0, r.stderr
+    assert stale.read_bytes() == b"not mine"
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("grads")) == [
+        "grads.pt", "grads.pt.tmp"]
+    assert len(torch.load(out)) > 0
