@@ -8,7 +8,8 @@
 namespace ca::cli {
 
 int cmd_dump(const Options& o) {
-  const Graph g = load_graph(o.dump);  // errors go to main: message on stderr, exit 2
+  const Graph g =
+      load_graph(o.dump, load_options(o));  // errors go to main: message on stderr, exit 2
   std::fputs(dump_graph(g).c_str(), stdout);
   return 0;
 }

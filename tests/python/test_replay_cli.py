@@ -133,6 +133,18 @@ def test_corrupted_graph_is_refused_by_its_checksum(replay, example, tmp_path):
         assert "checksum mismatch: the file is corrupt" in r.stderr and str(bad) in r.stderr
 
 
+def test_max_graph_mb_limits_the_graph_size(replay, example, tmp_path):
+    big = tmp_path / "big.fb"
+    big.write_bytes(bytes(3 << 20))
+    r = run(replay, "--verify", big, "--max-graph-mb", "2")
+    assert r.returncode == 2 and "more than the limit of 2097152" in r.stderr, r.stderr
+    r = run(replay, "--verify", example / "bwd.fb", "--max-graph-mb", "1")
+    assert r.returncode == 0, r.stderr
+    r = run(replay, "--verify", example / "bwd.fb", "--max-graph-mb", "0")
+    assert r.returncode == 2 and "--max-graph-mb" in r.stderr
+    assert "--max-graph-mb" in run(replay, "--help").stdout
+
+
 def test_out_leaves_an_existing_tmp_file_alone(replay, example, tmp_path):
     out = tmp_path / "grads.pt"
     stale = tmp_path / "grads.pt.tmp"

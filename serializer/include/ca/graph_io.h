@@ -19,8 +19,11 @@
 
 namespace ca {
 
-/// The default largest graph buffer or file accepted by the loaders (512 MiB).
-inline constexpr size_t kMaxGraphBytes = size_t{512} << 20;
+/// The default largest graph buffer or file accepted by the loaders (256 MiB). A graph holds
+/// structure, not tensor data: about 400 bytes a node (the bundled MLP: 35 nodes in 14.5 KB), so
+/// 256 MiB is over 600,000 nodes, tens of times the backward of the largest models captured so
+/// far, while it bounds what a hostile file can make the loader allocate.
+inline constexpr size_t kMaxGraphBytes = size_t{256} << 20;
 
 /// Limits for loading a graph.
 struct LoadOptions {
