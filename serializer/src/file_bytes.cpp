@@ -81,7 +81,7 @@ class TempFile {
     const int fd = fd_;
     fd_ = -1;
     if (::close(fd) != 0) fail("close failed");
-    if (std::rename(path_.c_str(), target_.c_str()) != 0) fail("cannot rename " + path_);
+    if (std::rename(path_.c_str(), target_.c_str()) != 0) fail("cannot rename its temporary file");
     committed_ = true;
     const fs::path parent = fs::path(target_).parent_path();
     const int dir =
@@ -95,8 +95,10 @@ class TempFile {
  private:
   static constexpr int kAttempts = 100;
 
-  [[noreturn]] void fail(const std::string& what) const {
-    throw Error(target_ + ": " + what + ": " + std::strerror(errno));
+  /// Throws for the last failed call; `errno` is read before anything else can change it.
+  [[noreturn]] void fail(const char* what) const {
+    const std::string why = std::strerror(errno);
+    throw Error(target_ + ": " + what + ": " + why);
   }
 
   std::string target_;
