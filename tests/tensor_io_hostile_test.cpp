@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,31 @@ TEST(TensorIoHostile, DeclaredNumelPastTheRecordIsRefused) {
       test::pt_archive(pickle, {{"0", test::float_record(6)}, {"1", test::float_record(6)}}));
   EXPECT_TRUE(test::contains(msg, "tensor 1: its storage declares 1099511627776 elements"));
   EXPECT_TRUE(test::contains(msg, "holds only 24 bytes"));
+}
+
+/// Rewrites the central-directory entry of record `name` as deflated, inflating to `claimed` bytes.
+void claim_inflated_size(std::vector<uint8_t>& zip, const std::string& name, uint32_t claimed) {
+  for (size_t i = 0; i + 46 < zip.size(); ++i) {
+    if (std::memcmp(&zip[i], "PK\x01\x02", 4) != 0) continue;
+    const size_t name_len = zip[i + 28] | (zip[i + 29] << 8);
+    const std::string entry(reinterpret_cast<const char*>(&zip[i + 46]), name_len);
+    if (entry.size() < name.size() ||
+        entry.compare(entry.size() - name.size(), name.size(), name)) {
+      continue;
+    }
+    zip[i + 10] = 8;  // method: deflate
+    for (int b = 0; b < 4; ++b) zip[i + 24 + b] = static_cast<uint8_t>(claimed >> (8 * b));
+    return;
+  }
+  FAIL() << "no central-directory entry for " << name;
+}
+
+TEST(TensorIoHostile, RecordInflatingPastTheArchiveIsRefusedBeforeAllocating) {
+  std::vector<uint8_t> zip = one_tensor(two_by_three(), test::float_record(6));
+  claim_inflated_size(zip, "/data/0", 0xf0000000u);
+  EXPECT_TRUE(test::contains(load_error(zip),
+                             "record data/0 claims 4026531840 bytes, more than "
+                             "the whole archive"));
 }
 
 TEST(TensorIoHostile, EmptyRecordForNonEmptyStorageIsRefused) {

@@ -89,13 +89,27 @@ auto with_torch_errors(F&& f) -> decltype(f()) {
   }
 }
 
-/// What torch::jit::pickle_load does, with two guards: the pickle is bounded before it is
-/// unpickled, and the size of every data record read is kept for check_tensor_bounds. Every
-/// storage is placed on the CPU, whatever device the file names.
-c10::IValue unpickle(caffe2::serialize::PyTorchStreamReader& zip, detail::RecordSizes& records) {
+/// Reads record `name`. torch.save stores records uncompressed, so one that would inflate past
+/// the whole archive is refused before the reader allocates its claimed size.
+std::tuple<at::DataPtr, size_t> read_record(caffe2::serialize::PyTorchStreamReader& zip,
+                                            const std::string& name, size_t archive_bytes) {
+  const size_t claimed = zip.getRecordSize(name);
+  if (claimed > archive_bytes) {
+    throw FormatError("record " + name + " claims " + std::to_string(claimed) +
+                      " bytes, more than the whole archive (" + std::to_string(archive_bytes) +
+                      " bytes); compressed records are not supported");
+  }
+  return zip.getRecord(name);
+}
+
+/// What torch::jit::pickle_load does, with guards: records are bounded by the archive, the
+/// pickle is bounded before it is unpickled, and the size of every data record read is kept for
+/// check_tensor_bounds. Every storage is placed on the CPU, whatever device the file names.
+c10::IValue unpickle(caffe2::serialize::PyTorchStreamReader& zip, size_t archive_bytes,
+                     detail::RecordSizes& records) {
   at::DataPtr pickle;
   size_t pickle_size = 0;
-  std::tie(pickle, pickle_size) = zip.getRecord("data.pkl");
+  std::tie(pickle, pickle_size) = read_record(zip, "data.pkl", archive_bytes);
   const auto* bytes = static_cast<const uint8_t*>(pickle.get());
   detail::check_pickle_nesting(bytes, pickle_size);
   size_t read = 0;
@@ -105,13 +119,13 @@ c10::IValue unpickle(caffe2::serialize::PyTorchStreamReader& zip, detail::Record
     read += n;
     return n;
   };
-  auto read_record = [&](const std::string& key) -> at::DataPtr {
-    auto [record, record_size] = zip.getRecord("data/" + key);
+  auto read_storage = [&](const std::string& key) -> at::DataPtr {
+    auto [record, record_size] = read_record(zip, "data/" + key, archive_bytes);
     records[record.get()] = record_size;
     return std::move(record);
   };
   torch::jit::Unpickler unpickler(reader, /*type_resolver=*/nullptr, /*obj_loader=*/nullptr,
-                                  read_record, at::Device(at::kCPU));
+                                  read_storage, at::Device(at::kCPU));
   unpickler.set_version(zip.version());
   return unpickler.parse_ivalue();
 }
@@ -128,7 +142,7 @@ std::vector<at::Tensor> tensors_from_bytes(const uint8_t* data, size_t size) {
   detail::RecordSizes records;
   const c10::IValue value = with_torch_errors([&] {
     caffe2::serialize::PyTorchStreamReader zip(std::make_shared<BytesReader>(data, size));
-    return unpickle(zip, records);
+    return unpickle(zip, size, records);
   });
   std::vector<at::Tensor> tensors = tensors_of(value);
   for (size_t i = 0; i < tensors.size(); ++i) detail::check_tensor_bounds(tensors[i], i, records);
