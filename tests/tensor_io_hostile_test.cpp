@@ -3,7 +3,9 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -257,6 +259,28 @@ TEST(TensorIoHostile, UnknownOpcodeIsNamed) {
   PickleBytes p;
   p.op(']').op('a');  // APPEND: not read by torch's unpickler
   EXPECT_TRUE(test::contains(load_error(test::pt_archive(p.bytes(), {})), "opcode 0x61"));
+}
+
+TEST(TensorIoHostile, RandomCorruptionsLoadInBoundsOrAreRefused) {
+  const std::vector<uint8_t> valid =
+      tensors_to_bytes({at::arange(12, at::kFloat).reshape({3, 4}),
+                        at::ones({2, 2}, at::kDouble).t(), at::zeros({0, 3})});
+  std::mt19937 rng(20261203);
+  std::uniform_int_distribution<size_t> pos(0, valid.size() - 1);
+  std::uniform_int_distribution<int> delta(1, 255);
+  int loaded = 0;
+  for (int trial = 0; trial < 2000; ++trial) {
+    std::vector<uint8_t> bytes = valid;
+    bytes[pos(rng)] ^= static_cast<uint8_t>(delta(rng));
+    try {
+      // Whatever loads must be readable end to end (ASan runs say so).
+      for (const at::Tensor& t : load(bytes)) t.sum();
+      ++loaded;
+    } catch (const FormatError&) {
+    }
+  }
+  std::printf("2000 corruptions of a %zu-byte .pt: %d loaded, %d refused\n", valid.size(), loaded,
+              2000 - loaded);
 }
 
 }  // namespace
