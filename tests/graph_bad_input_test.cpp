@@ -17,6 +17,7 @@
 #include "ca/tensor_io.h"
 #include "ca/version.h"
 #include "ca_graph_generated.h"
+#include "checksum_seal.h"
 #include "sample_graphs.h"
 #include "test_util.h"
 
@@ -97,10 +98,14 @@ TEST(GraphBadInput, TinyBuffersAreRefused) {
 
 TEST(GraphBadInput, TruncatedAtEverySixteenth) {
   const std::vector<uint8_t> bytes = graph_to_bytes(test::sample_graph());
+  const size_t payload = bytes.size() - test::kTrailerBytes;
   for (size_t k = 0; k < 16; ++k) {
     const size_t size = bytes.size() * k / 16;
     const std::vector<uint8_t> cut(bytes.begin(), bytes.begin() + static_cast<long>(size));
     EXPECT_THROW(graph_from_bytes(cut.data(), cut.size()), FormatError) << size << " bytes";
+    // The same cut of the FlatBuffer with a valid checksum: the verifier must refuse it.
+    const std::vector<uint8_t> sealed = test::sealed(bytes.data(), payload * k / 16);
+    EXPECT_THROW(graph_from_bytes(sealed.data(), sealed.size()), FormatError) << "sealed " << k;
   }
 }
 
@@ -116,27 +121,29 @@ bool loads(const std::vector<uint8_t>& bytes) {
   }
 }
 
-TEST(GraphBadInput, ThousandRandomByteCorruptions) {
+// Corruptions resealed with a valid checksum (as a forger would), so that they reach the
+// verifier and the decoder: those must still never crash. graph_checksum_test covers refusal.
+TEST(GraphBadInput, ThousandRandomByteCorruptionsPastTheChecksum) {
   const std::vector<uint8_t> valid = graph_to_bytes(test::sample_graph());
   std::mt19937 rng(20261202);
-  std::uniform_int_distribution<size_t> pos(0, valid.size() - 1);
+  std::uniform_int_distribution<size_t> pos(0, valid.size() - test::kTrailerBytes - 1);
   std::uniform_int_distribution<int> delta(1, 255);
   int loaded = 0;
   for (int trial = 0; trial < 1000; ++trial) {
     std::vector<uint8_t> bytes = valid;
     bytes[pos(rng)] ^= static_cast<uint8_t>(delta(rng));
-    loaded += loads(bytes);
+    loaded += loads(test::resealed(bytes));
   }
   std::printf("1000 corruptions: %d loaded as valid graphs, %d refused\n", loaded, 1000 - loaded);
   EXPECT_LT(loaded, 1000);
 }
 
-TEST(GraphBadInput, EveryByteFlippedInTinyGraph) {
+TEST(GraphBadInput, EveryByteFlippedInTinyGraphPastTheChecksum) {
   const std::vector<uint8_t> valid = graph_to_bytes(test::tiny_graph());
-  for (size_t i = 0; i < valid.size(); ++i) {
+  for (size_t i = 0; i + test::kTrailerBytes < valid.size(); ++i) {
     std::vector<uint8_t> bytes = valid;
     bytes[i] ^= 0xff;
-    loads(bytes);
+    loads(test::resealed(bytes));
   }
 }
 
@@ -181,6 +188,12 @@ TEST(GraphBadInput, FormatOneSaysToCaptureAgain) {
   Graph g = test::sample_graph();
   g.format_version = 1;
   EXPECT_TRUE(test::contains(load_error<VersionError>(g), "capture the graph again"));
+  // As format 1 wrote it: no checksum trailer. Named by its version, not called corrupt.
+  std::vector<uint8_t> bytes = graph_to_bytes(g);
+  bytes.resize(bytes.size() - 16);
+  const std::string msg = test::error_of<VersionError>(
+      [&] { graph_from_bytes(bytes.data(), bytes.size()); }, "loading a format 1 file");
+  EXPECT_TRUE(test::contains(msg, "graph file format version 1")) << msg;
 }
 
 TEST(GraphBadInput, MaxGraphBytesIsConfigurable) {
@@ -224,8 +237,9 @@ TEST(GraphBadInput, SharedOffsetsCannotExpand) {
   const auto root = fb::CreateGraph(fbb, kFormatVersion, fbb.CreateString(runtime_torch_version()),
                                     0, 0, fbb.CreateVector(nodes));
   fb::FinishGraphBuffer(fbb, root);
+  const std::vector<uint8_t> bytes = test::sealed(fbb.GetBufferPointer(), fbb.GetSize());
   try {
-    graph_from_bytes(fbb.GetBufferPointer(), fbb.GetSize());
+    graph_from_bytes(bytes.data(), bytes.size());
     FAIL();
   } catch (const FormatError& e) {
     EXPECT_TRUE(test::contains(e.what(), "expands past its own size"));

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <functional>
 #include <map>
+#include <string>
 
 #include "ca/error.h"
 
@@ -27,7 +28,26 @@ int parse_count(const std::string& flag, const std::string& text) {
   return static_cast<int>(v);
 }
 
+/// Largest --max-graph-mb: 64 GiB, far past any graph; keeps the byte count from overflowing.
+constexpr long kMaxGraphMbFlag = long{1} << 16;
+
+size_t parse_megabytes(const std::string& flag, const std::string& text) {
+  char* end = nullptr;
+  long v = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || v < 1 || v > kMaxGraphMbFlag) {
+    throw Error(flag + ": expected a size in MiB in [1, " + std::to_string(kMaxGraphMbFlag) +
+                "], got '" + text + "'");
+  }
+  return static_cast<size_t>(v);
+}
+
 }  // namespace
+
+LoadOptions load_options(const Options& o) {
+  LoadOptions options;
+  options.max_graph_bytes = o.max_graph_mb << 20;
+  return options;
+}
 
 std::string usage() {
   return R"(replay: replay a captured PyTorch backward graph without Python.
@@ -50,6 +70,8 @@ Options:
   --bench N           after one warm-up, time N replays; print min/median/max and per-node cost
   --profile           print the time spent per op name, largest first
   --json              print the summary as JSON on stdout (human text goes to stderr)
+  --max-graph-mb N    refuse graph files larger than N MiB (default )" +
+         std::to_string(kMaxGraphBytes >> 20) + R"()
   --allow-version-mismatch
                       replay a graph captured with another torch version (at your own risk)
   --help              this text
@@ -71,6 +93,8 @@ Options parse_args(int argc, char** argv) {
       {"--rtol", [&](const std::string& v) { o.rtol = parse_double("--rtol", v); }},
       {"--atol", [&](const std::string& v) { o.atol = parse_double("--atol", v); }},
       {"--bench", [&](const std::string& v) { o.bench = parse_count("--bench", v); }},
+      {"--max-graph-mb",
+       [&](const std::string& v) { o.max_graph_mb = parse_megabytes("--max-graph-mb", v); }},
   };
   const std::map<std::string, bool*> flags = {
       {"--profile", &o.profile},   {"--json", &o.json},

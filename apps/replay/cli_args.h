@@ -1,9 +1,12 @@
 #pragma once
 // Command-line parsing for `replay`: every flag it knows, with its help text.
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "ca/graph_io.h"
 
 namespace ca::cli {
 
@@ -23,7 +26,13 @@ struct Options {
   bool list_ops = false;                // --list-ops
   bool allow_version_mismatch = false;  // --allow-version-mismatch
   bool help = false;                    // --help
+
+  /// --max-graph-mb N: larger graph files are refused before they are read.
+  size_t max_graph_mb = kMaxGraphBytes >> 20;
 };
+
+/// The graph loader's limits the flags ask for (--max-graph-mb).
+LoadOptions load_options(const Options& o);
 
 /// Parses argv; throws ca::Error with a message naming the bad flag or value.
 Options parse_args(int argc, char** argv);

@@ -11,7 +11,7 @@
 namespace ca::cli {
 
 int cmd_dump(const Options& o) {
-  Graph g = load_graph(o.dump);  // errors go to main: message on stderr, exit 2
+  Graph g = load_graph(o.dump, load_options(o));  // errors go to main: stderr, exit 2
   std::fputs(dump_graph(g).c_str(), stdout);
   try {
     ExecutorOptions options;

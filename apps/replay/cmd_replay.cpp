@@ -84,7 +84,7 @@ int cmd_replay(const Options& o) {
   ExecutorOptions options;
   options.allow_version_mismatch = o.allow_version_mismatch;
   auto start = Clock::now();
-  Executor ex(load_graph(o.graph), options);
+  Executor ex(load_graph(o.graph, load_options(o)), options);
   const std::vector<at::Tensor> inputs = load_tensors(o.inputs);
   const double load_ms = ms_since(start);
 

@@ -58,7 +58,7 @@ int cmd_verify(const Options& o) {
   try {
     ExecutorOptions options;
     options.allow_version_mismatch = o.allow_version_mismatch;
-    const Executor ex(load_graph(o.verify), options);
+    const Executor ex(load_graph(o.verify, load_options(o)), options);
     std::printf("%s\n", summary(o.verify, ex).c_str());
     return 0;
   } catch (const Error& e) {

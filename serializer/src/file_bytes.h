@@ -12,8 +12,10 @@ namespace ca::detail {
 /// not a regular file, unreadable, or larger than `max_bytes` (checked before reading).
 std::vector<uint8_t> read_file_bytes(const std::string& path, size_t max_bytes);
 
-/// Writes `size` bytes to `path` through `path + ".tmp"` and a rename, so that a failed write
-/// never leaves a half-written file under `path`. Throws Error naming the path.
+/// Writes `size` bytes to `path` atomically: into a new, uniquely named temporary file in the
+/// same folder (created with O_EXCL|O_NOFOLLOW, so an existing file or symlink is never reused or
+/// followed), fsynced, renamed over `path`, then the folder fsynced. On any failure the temporary
+/// file is removed and `path` is untouched. Throws Error naming the path and the reason.
 void write_file_bytes(const std::string& path, const uint8_t* data, size_t size);
 
 }  // namespace ca::detail

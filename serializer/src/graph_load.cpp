@@ -1,4 +1,4 @@
-// Bytes/file -> ca::Graph: envelope check, verifier, decoding, format-version gate. Structure
+// Bytes/file -> ca::Graph: envelope, checksum, verifier, decoding, format-version gate. Structure
 // (validate_graph), op binding and torch compatibility are the executor's load steps, run once.
 #include <algorithm>
 #include <cctype>
@@ -12,6 +12,7 @@
 #include "ca/graph_io.h"
 #include "ca_graph_generated.h"
 #include "file_bytes.h"
+#include "graph_checksum.h"
 #include "graph_reader.h"
 
 namespace ca {
@@ -99,6 +100,21 @@ Graph load_aligned(const uint8_t* data, size_t size) {
   return g;
 }
 
+// A graph of format 1 carries no checksum trailer: when there is none and the whole buffer
+// verifies as a graph of another format version, say so rather than "corrupt".
+void throw_if_older_format(const uint8_t* data, size_t size) {
+  if (detail::has_checksum_trailer(data, size)) return;  // a damaged file, not an old one
+  std::vector<uint64_t> aligned((size + 7) / 8);
+  std::memcpy(aligned.data(), data, size);
+  uint32_t version = kFormatVersion;
+  try {
+    version = verify(reinterpret_cast<const uint8_t*>(aligned.data()), size).format_version();
+  } catch (const FormatError&) {
+    return;  // not a graph of any format: the checksum error stands
+  }
+  if (version != kFormatVersion) throw VersionError(version_message(version));
+}
+
 }  // namespace
 
 Graph graph_from_bytes(const uint8_t* data, size_t size, const LoadOptions& options) {
@@ -106,11 +122,21 @@ Graph graph_from_bytes(const uint8_t* data, size_t size, const LoadOptions& opti
     throw FormatError("null buffer of " + std::to_string(size) + " bytes");
   }
   check_envelope(data, size, options);
-  if (reinterpret_cast<uintptr_t>(data) % alignof(uint64_t) == 0) return load_aligned(data, size);
+  // Integrity before interpretation: no FlatBuffer offset is followed until the hash matches.
+  size_t payload = 0;
+  try {
+    payload = detail::checked_payload_size(data, size);
+  } catch (const FormatError&) {
+    throw_if_older_format(data, size);
+    throw;
+  }
+  if (reinterpret_cast<uintptr_t>(data) % alignof(uint64_t) == 0) {
+    return load_aligned(data, payload);
+  }
   // FlatBuffers reads 8-byte scalars in place: give it an aligned copy.
-  std::vector<uint64_t> aligned((size + 7) / 8);
-  std::memcpy(aligned.data(), data, size);
-  return load_aligned(reinterpret_cast<const uint8_t*>(aligned.data()), size);
+  std::vector<uint64_t> aligned((payload + 7) / 8);
+  std::memcpy(aligned.data(), data, payload);
+  return load_aligned(reinterpret_cast<const uint8_t*>(aligned.data()), payload);
 }
 
 void save_graph(const Graph& graph, const std::string& path) {

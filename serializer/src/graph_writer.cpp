@@ -1,10 +1,11 @@
-// ca::Graph -> FlatBuffers bytes (schema/ca_graph.fbs).
+// ca::Graph -> FlatBuffers bytes (schema/ca_graph.fbs), sealed with the checksum trailer.
 #include <cmath>
 #include <vector>
 
 #include "ca/graph_io.h"
 #include "ca_graph_generated.h"
 #include "fb_enums.h"
+#include "graph_checksum.h"
 
 namespace ca {
 namespace {
@@ -156,6 +157,10 @@ std::vector<uint8_t> Writer::write(const Graph& graph) {
 
 }  // namespace
 
-std::vector<uint8_t> graph_to_bytes(const Graph& graph) { return Writer().write(graph); }
+std::vector<uint8_t> graph_to_bytes(const Graph& graph) {
+  std::vector<uint8_t> bytes = Writer().write(graph);
+  detail::append_checksum(bytes);
+  return bytes;
+}
 
 }  // namespace ca

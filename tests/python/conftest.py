@@ -1,6 +1,9 @@
 """Shared fixtures: where the build is, and a captured example graph in a temp folder."""
+import ctypes
+import ctypes.util
 import os
 import pathlib
+import struct
 import subprocess
 
 import pytest
@@ -32,3 +35,17 @@ def example(tmp_path):
 
 def run(*args):
     return subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=120)
+
+
+def reseal(graph: bytes) -> bytes:
+    """A graph file whose FlatBuffer was edited on purpose, with its checksum trailer recomputed
+    independently (libxxhash's XXH3_64bits through ctypes), so that the edit reaches the loader's
+    later checks instead of the checksum."""
+    name = ctypes.util.find_library("xxhash")
+    if name is None:
+        pytest.skip("libxxhash not found")
+    lib = ctypes.CDLL(name)
+    lib.XXH3_64bits.restype = ctypes.c_uint64
+    lib.XXH3_64bits.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+    payload = graph[:-16]
+    return payload + b"CAX1" + bytes(4) + struct.pack("<Q", lib.XXH3_64bits(payload, len(payload)))

@@ -3,7 +3,7 @@ import json
 
 import torch
 
-from conftest import run
+from conftest import reseal, run
 
 
 def test_help_explains_every_mode(replay):
@@ -109,7 +109,7 @@ def test_verify_runs_op_binding_like_a_replay(replay, example, tmp_path):
     data = (example / "bwd.fb").read_bytes()
     assert b"TBackward0" in data
     renamed = tmp_path / "renamed.fb"
-    renamed.write_bytes(data.replace(b"TBackward0", b"TBackwardX"))
+    renamed.write_bytes(reseal(data.replace(b"TBackward0", b"TBackwardX")))
     r = run(replay, "--verify", renamed)
     assert r.returncode == 2 and "TBackwardX" in r.stderr, r.stderr
     r = run(replay, "--graph", renamed, "--inputs", example / "batch.pt")
@@ -120,3 +120,39 @@ def test_verify_names_the_capturing_torch(replay, example):
     r = run(replay, "--verify", example / "bwd.fb")
     assert r.returncode == 0, r.stderr
     assert "captured with torch " + torch.__version__.split("+")[0] in r.stdout
+
+
+def test_corrupted_graph_is_refused_by_its_checksum(replay, example, tmp_path):
+    data = bytearray((example / "bwd.fb").read_bytes())
+    assert reseal(bytes(data)) == bytes(data)  # the trailer is what libxxhash computes
+    data[len(data) // 2] ^= 0x01
+    bad = tmp_path / "flipped.fb"
+    bad.write_bytes(bytes(data))
+    for args in (("--verify", bad), ("--graph", bad, "--inputs", example / "batch.pt")):
+        r = run(replay, *args)
+        assert r.returncode == 2, r.stderr
+        assert "checksum mismatch: the file is corrupt" in r.stderr and str(bad) in r.stderr
+
+
+def test_max_graph_mb_limits_the_graph_size(replay, example, tmp_path):
+    big = tmp_path / "big.fb"
+    big.write_bytes(bytes(3 << 20))
+    r = run(replay, "--verify", big, "--max-graph-mb", "2")
+    assert r.returncode == 2 and "more than the limit of 2097152" in r.stderr, r.stderr
+    r = run(replay, "--verify", example / "bwd.fb", "--max-graph-mb", "1")
+    assert r.returncode == 0, r.stderr
+    r = run(replay, "--verify", example / "bwd.fb", "--max-graph-mb", "0")
+    assert r.returncode == 2 and "--max-graph-mb" in r.stderr
+    assert "--max-graph-mb" in run(replay, "--help").stdout
+
+
+def test_out_leaves_an_existing_tmp_file_alone(replay, example, tmp_path):
+    out = tmp_path / "grads.pt"
+    stale = tmp_path / "grads.pt.tmp"
+    stale.write_bytes(b"not mine")
+    r = run(replay, "--graph", example / "bwd.fb", "--inputs", example / "batch.pt", "--out", out)
+    assert r.returncode == 0, r.stderr
+    assert stale.read_bytes() == b"not mine"
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("grads")) == [
+        "grads.pt", "grads.pt.tmp"]
+    assert len(torch.load(out)) > 0
