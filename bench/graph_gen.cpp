@@ -39,6 +39,13 @@ Graph trivial_chain(size_t nodes, TrivialKind kind) {
   }
   g.num_values = static_cast<int32_t>(nodes + 1);
   g.outputs = {prev};
+  if (kind == TrivialKind::kFunctional) {  // as capture records it: NegBackward0(bool[]), 1 flag
+    OpSchema neg;
+    neg.op = "NegBackward0";
+    neg.args.push_back(ArgType{ArgType::Kind::kList, {ArgType{ArgType::Kind::kBool, {}}}});
+    neg.needs_input_grad_count = 1;
+    g.op_schemas.push_back(std::move(neg));
+  }
   return g;
 }
 
