@@ -35,7 +35,7 @@ void BM_TrainerStep(benchmark::State& state, const BenchModel& model) {
     start = Clock::now();
     {
       auto walk = detail::walk_graph({loss}, {}, /*keys=*/true);
-      benchmark::DoNotOptimize(detail::step_key(*walk, "").flat());
+      benchmark::DoNotOptimize(detail::step_key(*walk, "").hash());
     }
     walk_key += seconds_since(start);
 

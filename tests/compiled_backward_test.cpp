@@ -136,8 +136,8 @@ TEST(CompiledBackward, ChangedCtcTargetLengthsMissWithTheSameShapes) {
   expect_matches_eager(
       cb,
       [&](const Params& p, int step) {
-        const std::vector<int64_t> lengths = step == 0 ? std::vector<int64_t>{3, 2}
-                                                       : std::vector<int64_t>{1, 3};
+        const std::vector<int64_t> lengths =
+            step == 0 ? std::vector<int64_t>{3, 2} : std::vector<int64_t>{1, 3};
         return torch::ctc_loss(p[0].log_softmax(2), targets, {6, 6}, lengths);
       },
       params({{6, 2, 4}}), 2);
@@ -222,6 +222,23 @@ TEST(CompiledBackward, WithoutRetainGraphTheGraphIsFreedAsEagerFreesIt) {
   EXPECT_NO_THROW(loss.backward(/*gradient=*/{}, /*retain_graph=*/true));
   cb.backward({loss});
   EXPECT_THROW(loss.backward(), c10::Error);  // freed: "backward through the graph a second time"
+}
+
+TEST(CompiledBackward, SavedTensorsAreFreedByTheEndOfTheCallAsEagerFreesThem) {
+  auto w = torch::randn({4}, torch::requires_grad());
+  CompiledBackward cb;
+  for (int step = 0; step < 2; ++step) {  // a miss, then a hit
+    at::Tensor y = (w * 3).exp();  // ExpBackward0 saves y; after this block only the graph does
+    // the saved variable keeps its own TensorImpl over y's storage: watch the storage
+    c10::weak_intrusive_ptr<c10::StorageImpl> saved = y.storage().getWeakStorageImpl();
+    at::Tensor loss = y.sum();
+    y.reset();
+    ASSERT_FALSE(saved.expired());
+    cb.backward({loss});
+    EXPECT_TRUE(saved.expired()) << "step " << step;
+    w.mutable_grad().reset();  // same key next step
+  }
+  EXPECT_EQ(cb.stats().hits, 1u);
 }
 
 TEST(CompiledBackward, HooksRunEagerlyByDefaultAndThrowInStrictMode) {

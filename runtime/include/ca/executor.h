@@ -104,6 +104,12 @@ class Executor {
   /// Error otherwise). The frame keeps `inputs` referenced until its next run or release().
   std::vector<at::Tensor> run(Frame& frame, const std::vector<at::Tensor>& inputs,
                               RunObserver* observer = nullptr) const;
+  /// As run(inputs, observer), consuming `inputs`: the executor then holds the only references
+  /// the caller handed over, so each input is freed right after its last use, as eager backward
+  /// frees saved tensors (accumulate_grad targets are kept to return their .grad). The trainer
+  /// API replays this way.
+  std::vector<at::Tensor> run_consuming(std::vector<at::Tensor>&& inputs,
+                                        RunObserver* observer = nullptr) const;
   /// A new frame for run(Frame&, ...).
   Frame make_frame() const;
 
@@ -115,6 +121,14 @@ class Executor {
   const ExecutorStats& stats() const;
 
  private:
+  // Takes a pooled frame, runs, returns the frame to the pool.
+  std::vector<at::Tensor> run_pooled(std::vector<at::Tensor>* consumed,
+                                     const std::vector<at::Tensor>& inputs,
+                                     RunObserver* observer) const;
+  // One run in `frame`; with `consumed` (== &inputs), moves the inputs into the frame.
+  std::vector<at::Tensor> run_frame(Frame& frame, std::vector<at::Tensor>* consumed,
+                                    const std::vector<at::Tensor>& inputs,
+                                    RunObserver* observer) const;
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -142,6 +142,17 @@ Frame Executor::make_frame() const { return Frame(std::make_unique<Frame::State>
 
 std::vector<at::Tensor> Executor::run(const std::vector<at::Tensor>& inputs,
                                       RunObserver* observer) const {
+  return run_pooled(nullptr, inputs, observer);
+}
+
+std::vector<at::Tensor> Executor::run_consuming(std::vector<at::Tensor>&& inputs,
+                                                RunObserver* observer) const {
+  return run_pooled(&inputs, inputs, observer);
+}
+
+std::vector<at::Tensor> Executor::run_pooled(std::vector<at::Tensor>* consumed,
+                                             const std::vector<at::Tensor>& inputs,
+                                             RunObserver* observer) const {
   std::optional<Frame> frame;
   {
     std::lock_guard<std::mutex> lock(impl_->pool_mutex);
@@ -153,7 +164,7 @@ std::vector<at::Tensor> Executor::run(const std::vector<at::Tensor>& inputs,
   if (!frame) frame.emplace(make_frame());
   std::vector<at::Tensor> out;
   try {
-    out = run(*frame, inputs, observer);
+    out = run_frame(*frame, consumed, inputs, observer);
   } catch (...) {
     frame->release();
     throw;
@@ -166,6 +177,12 @@ std::vector<at::Tensor> Executor::run(const std::vector<at::Tensor>& inputs,
 
 std::vector<at::Tensor> Executor::run(Frame& frame, const std::vector<at::Tensor>& inputs,
                                       RunObserver* observer) const {
+  return run_frame(frame, nullptr, inputs, observer);
+}
+
+std::vector<at::Tensor> Executor::run_frame(Frame& frame, std::vector<at::Tensor>* consumed,
+                                            const std::vector<at::Tensor>& inputs,
+                                            RunObserver* observer) const {
   const detail::Plan& plan = *impl_->plan;
   const Graph& g = plan.graph;
   if (frame.state_ == nullptr || frame.state_->plan != &plan) {
@@ -177,8 +194,15 @@ std::vector<at::Tensor> Executor::run(Frame& frame, const std::vector<at::Tensor
   }
   for (size_t k = 0; k < inputs.size(); ++k) check_input(g.inputs[k], k, inputs[k]);
   Frame::State& f = *frame.state_;
-  f.inputs.assign(inputs.begin(), inputs.end());
-  for (size_t k = 0; k < inputs.size(); ++k) f.values[k] = inputs[k];
+  if (consumed == nullptr) {
+    f.inputs.assign(inputs.begin(), inputs.end());
+    for (size_t k = 0; k < inputs.size(); ++k) f.values[k] = inputs[k];
+  } else {  // keep only what outlives the run: the tensors whose .grad is returned
+    f.inputs.assign(inputs.size(), at::Tensor());
+    for (size_t k : plan.grad_targets) f.inputs[k] = inputs[k];
+    for (size_t k = 0; k < inputs.size(); ++k) f.values[k] = std::move((*consumed)[k]);
+    consumed->clear();
+  }
   for (ValueId v : plan.input_frees) f.values[static_cast<size_t>(v)].reset();
 
   at::NoGradGuard no_grad;  // eager backward runs with grad mode off unless create_graph
@@ -210,7 +234,7 @@ std::vector<at::Tensor> Executor::run(Frame& frame, const std::vector<at::Tensor
   for (ValueId v : plan.outputs) {
     if (v != kNoValue) f.values[static_cast<size_t>(v)].reset();  // the caller owns them now
   }
-  for (size_t k : plan.grad_targets) out.push_back(inputs[k].grad());
+  for (size_t k : plan.grad_targets) out.push_back(f.inputs[k].grad());
   return out;
 }
 

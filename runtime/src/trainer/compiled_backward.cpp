@@ -17,7 +17,7 @@ namespace {
 
 // A prepared graph and the key it was captured under.
 struct CacheEntry {
-  std::string flat_key;
+  size_t hash = 0;
   detail::StepKey key;
   Executor executor;
 };
@@ -32,7 +32,9 @@ struct CompiledBackward::Impl {
   CompiledBackwardOptions options;
   CompiledBackwardStats stats;
   std::list<CacheEntry> lru;  ///< most recently used first
-  std::unordered_map<std::string, std::list<CacheEntry>::iterator> index;
+  /// By key hash; a hit is confirmed by comparing the whole key (a collision is a miss that
+  /// replaces the older entry).
+  std::unordered_map<size_t, std::list<CacheEntry>::iterator> index;
 
   // The reason the new key misses: where it parts from the closest cached graph.
   std::string miss_reason(const detail::StepKey& key) const {
@@ -45,12 +47,15 @@ struct CompiledBackward::Impl {
     return closest == nullptr ? "empty cache" : detail::describe_difference(key, closest->key);
   }
 
-  Executor& insert(std::string flat, detail::StepKey key, Graph graph) {
-    lru.push_front(
-        CacheEntry{std::move(flat), std::move(key), Executor(std::move(graph), options.executor)});
-    index[lru.front().flat_key] = lru.begin();
+  Executor& insert(size_t hash, detail::StepKey key, Graph graph) {
+    if (auto old = index.find(hash); old != index.end()) {
+      lru.erase(old->second);
+      index.erase(old);
+    }
+    lru.push_front(CacheEntry{hash, std::move(key), Executor(std::move(graph), options.executor)});
+    index[hash] = lru.begin();
     while (lru.size() > std::max<size_t>(options.cache_size, 1)) {
-      index.erase(lru.back().flat_key);
+      index.erase(lru.back().hash);
       lru.pop_back();
     }
     return lru.front().executor;
@@ -111,10 +116,10 @@ std::vector<at::Tensor> BackwardAccess::step(
     return fall_back(e.what());
   }
   StepKey key = step_key(*walk, options_text(options));
-  std::string flat = key.flat();
+  const size_t hash = key.hash();
   Executor* executor = nullptr;
   std::vector<at::Tensor> inputs;
-  if (auto it = s.index.find(flat); it != s.index.end()) {
+  if (auto it = s.index.find(hash); it != s.index.end() && it->second->key == key) {
     ++s.stats.hits;
     s.lru.splice(s.lru.begin(), s.lru, it->second);  // now the most recently used
     executor = &it->second->executor;
@@ -129,14 +134,16 @@ std::vector<at::Tensor> BackwardAccess::step(
     }
     ++s.stats.misses;
     s.stats.last_miss_reason = s.miss_reason(key);
-    executor = &s.insert(std::move(flat), std::move(key), std::move(cap.graph));
+    executor = &s.insert(hash, std::move(key), std::move(cap.graph));
     inputs = std::move(cap.inputs);
   }
-  std::vector<at::Tensor> out = executor->run(inputs);
+  // Without retain_graph the executor holds the only references to the saved tensors, so each is
+  // freed at its last use, as eager backward frees them.
+  walk->compiler.tensor_args.inputs.clear();
   if (!options.retain_graph) {
     for (const NodePtr& fn : walk->order) fn->release_variables();
   }
-  return out;
+  return executor->run_consuming(std::move(inputs));
 }
 
 }  // namespace detail

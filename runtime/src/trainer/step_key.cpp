@@ -74,11 +74,6 @@ std::string scalar_text(const std::string& bytes) {
   return "(a hashed value)";
 }
 
-void put_part(std::string& out, const std::string& part) {
-  put(out, part.size());
-  out += part;
-}
-
 // The type name a node key starts with (see collect_node).
 std::string type_of(const std::string& node_key) {
   return c10::demangle(node_key.substr(0, node_key.find('\0')).c_str());
@@ -86,23 +81,21 @@ std::string type_of(const std::string& node_key) {
 
 }  // namespace
 
-std::string StepKey::flat() const {
-  std::string out;
-  put_part(out, options);
-  put(out, node_keys.size());
-  for (const std::string& k : node_keys) put_part(out, k);
-  put(out, input_metas.size());
-  for (const std::string& m : input_metas) put_part(out, m);
-  put_list(out, sizes);
-  put(out, scalars.size());
-  for (const std::string& s : scalars) put_part(out, s);
-  return out;
+size_t StepKey::hash() const {
+  const std::hash<std::string> h;
+  size_t seed = h(options);
+  auto mix = [&seed](size_t v) { seed ^= v + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2); };
+  for (const std::string& k : node_keys) mix(h(k));
+  for (const std::string& m : input_metas) mix(h(m));
+  for (int64_t v : sizes) mix(std::hash<int64_t>()(v));
+  for (const std::string& v : scalars) mix(h(v));
+  return seed;
 }
 
 StepKey step_key(GraphWalk& walk, std::string options) {
   StepKey key;
   key.options = std::move(options);
-  key.node_keys = walk.node_keys;
+  key.node_keys = std::move(walk.node_keys);
   for (const at::Tensor& t : walk.compiler.tensor_args.inputs) {
     key.input_metas.push_back(tensor_meta(t));
   }

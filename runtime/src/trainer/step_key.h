@@ -19,11 +19,16 @@ struct StepKey {
   std::vector<std::string> scalars;      ///< lifted scalars (custom functions' saved_data ...)
   std::string options;                   ///< the backward options that matter
 
-  /// The whole key as one string, for lookups.
-  std::string flat() const;
+  /// A hash of every part, for lookups; equal keys have equal hashes.
+  size_t hash() const;
+  bool operator==(const StepKey& o) const {
+    return options == o.options && node_keys == o.node_keys && input_metas == o.input_metas &&
+           sizes == o.sizes && scalars == o.scalars;
+  }
 };
 
-/// The key of a walk made with keys; `options` are the BackwardOptions as text.
+/// The key of a walk made with keys (its node keys are moved out); `options` are the
+/// BackwardOptions as text.
 StepKey step_key(GraphWalk& walk, std::string options);
 
 /// Where `key` first differs from `cached`, in words.
