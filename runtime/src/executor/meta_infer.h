@@ -19,8 +19,9 @@ struct MetaInference {
 };
 
 /// Infers metadata through `graph`. Op failures on meta tensors, custom functions, symbolic
-/// sizes and an exhausted time budget make values unknown (never an error). Throws FormatError
-/// when an op run on meta tensors returns another number of outputs than its node declares.
+/// sizes and an exhausted call budget (512 distinct meta calls) make values unknown (never an
+/// error). Throws FormatError when an op run on meta tensors returns another number of outputs than
+/// its node declares.
 MetaInference infer_metas(const Graph& graph, const std::vector<BoundNode>& bound);
 
 }  // namespace ca::detail
