@@ -9,16 +9,13 @@
 #include "ca/capture.h"
 #include "ca/error.h"
 #include "ca/executor.h"
+#include "tensor_test_util.h"
 #include "test_util.h"
 
 namespace ca {
 namespace {
 
-std::vector<at::Tensor> copies(const std::vector<at::Tensor>& ts) {
-  std::vector<at::Tensor> out;
-  for (const auto& t : ts) out.push_back(t.detach().clone());
-  return out;
-}
+using test::copies;
 
 // A small MLP whose forward on `x` is captured; `params` are its leaves, `eager` the gradients
 // eager autograd computes for them.

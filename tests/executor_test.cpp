@@ -9,6 +9,7 @@
 
 #include "ca/capture.h"
 #include "ca/error.h"
+#include "tensor_test_util.h"
 #include "test_util.h"
 
 namespace ca {
@@ -21,11 +22,7 @@ CaptureResult small_capture() {
   return capture({torch::linear(x, w).sum()});
 }
 
-std::vector<at::Tensor> copies(const std::vector<at::Tensor>& ts) {
-  std::vector<at::Tensor> out;
-  for (const auto& t : ts) out.push_back(t.detach().clone());
-  return out;
-}
+using test::copies;
 
 TEST(Executor, WrongInputCountNamesBoth) {
   CaptureResult cap = small_capture();

@@ -12,6 +12,7 @@
 #include "ca/graph_io.h"
 #include "ca/graph_validate.h"
 #include "ca/version.h"
+#include "tensor_test_util.h"
 #include "test_util.h"
 
 namespace ca {
@@ -52,11 +53,7 @@ OpSchema& schema_of(Graph& g, const std::string& op) {
   throw std::runtime_error("no recorded schema for " + op);
 }
 
-std::vector<at::Tensor> copies(const std::vector<at::Tensor>& ts) {
-  std::vector<at::Tensor> out;
-  for (const auto& t : ts) out.push_back(t.detach().clone());
-  return out;
-}
+using test::copies;
 
 TEST(OpBinding, CaptureRecordsTheRegistrySchemaOfEveryOpItUses) {
   const Graph g = linear_capture().graph;
