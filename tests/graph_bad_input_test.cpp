@@ -167,6 +167,10 @@ TEST(GraphBadInput, BadEnumIsNamed) {
   g = test::sample_graph();
   g.inputs[0].meta.dtype = static_cast<c10::ScalarType>(120);
   EXPECT_TRUE(test::contains(load_error(g), "inputs[0].meta.dtype: 120 out of range"));
+  g = test::sample_graph();  // the recorded op schemas are decoded with the same checks
+  g.op_schemas[0].args[1].kind = static_cast<ArgType::Kind>(77);
+  EXPECT_TRUE(test::contains(load_error(g), "op_schemas[0].args[1].kind: 77 out of range"))
+      << load_error(g);
 }
 
 TEST(GraphBadInput, FutureFormatVersion) {
