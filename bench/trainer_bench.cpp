@@ -34,7 +34,7 @@ void BM_TrainerStep(benchmark::State& state, const BenchModel& model) {
     loss = model.forward();
     start = Clock::now();
     {
-      auto walk = detail::walk_graph({loss}, {}, /*keys=*/true);
+      auto walk = detail::walk_from_root(detail::make_root({loss}, {}), /*keys=*/true);
       benchmark::DoNotOptimize(detail::step_key(*walk, "").hash());
     }
     walk_key += seconds_since(start);

@@ -28,10 +28,12 @@ struct CaptureResult {
 
 /// Captures the backward graph of `roots` as `torch::autograd::backward(roots, grads)` would run
 /// it: gradients accumulate into the leaves' .grad (accumulate_grad nodes). `grads` defaults to
-/// ones for scalar roots. Nothing is computed and the autograd graph is left intact, so eager
-/// backward can still run on it. Throws CaptureError naming the node for Python-only nodes,
-/// hooks, saved-tensor hooks, or state the IR cannot hold. Not thread-safe with other users of
-/// `PyCompilerInterface` (one capture at a time per process).
+/// ones for scalar roots. A non-leaf tensor with retain_grad() has its gradient returned as a
+/// graph output (Executor::run returns graph outputs before the .grad tensors). Nothing is computed
+/// and the autograd graph is left intact, so eager backward can still run on it. Throws
+/// CaptureError naming the node for Python-only nodes, hooks other than retain_grad, saved-tensor
+/// hooks, or state the IR cannot hold. Not thread-safe with other users of `PyCompilerInterface`
+/// (one capture at a time per process).
 CaptureResult capture(const std::vector<at::Tensor>& roots,
                       const std::vector<at::Tensor>& grads = {},
                       const CaptureOptions& options = {});

@@ -28,6 +28,12 @@ struct BackwardOptions {
   bool create_graph = false;
 };
 
+/// Per-call options of grad(), as `torch::autograd::grad` takes them.
+struct GradOptions : BackwardOptions {
+  /// An input no gradient reaches gives an undefined tensor instead of an error.
+  bool allow_unused = false;
+};
+
 /// Options fixed for a CompiledBackward's life.
 struct CompiledBackwardOptions {
   /// Prepared graphs kept, least recently used dropped first (at least 1).
@@ -64,12 +70,22 @@ class CompiledBackward {
 
   /// `torch::autograd::backward(roots, grads, retain_graph, create_graph)`: gradients accumulate
   /// into the leaves' .grad exactly as eager does (`grads` defaults to ones for one-element
-  /// roots). Returns the .grad of every leaf it wrote, in the graph's order. Throws what eager
-  /// backward throws for invalid roots, CaptureError in strict mode for graphs capture cannot
-  /// take, and ca::Error from replay (ExecutionError naming the node).
+  /// roots), and non-leaf tensors with retain_grad() get theirs. Returns the .grad of every leaf
+  /// it wrote, in the graph's order (empty when the call ran eagerly). Throws CaptureError for
+  /// invalid roots, and in strict mode for graphs capture cannot take, and ca::Error from replay
+  /// (ExecutionError naming the node).
   std::vector<at::Tensor> backward(const std::vector<at::Tensor>& roots,
                                    const std::vector<at::Tensor>& grads = {},
                                    BackwardOptions options = {});
+
+  /// `torch::autograd::grad(outputs, inputs, grad_outputs, ...)`: the gradients of `outputs`
+  /// with respect to `inputs` (leaf or not), one per input; no .grad is written and only the
+  /// nodes leading to an input run. Throws CaptureError for an input that does not require grad
+  /// or, without allow_unused, that no gradient reaches; otherwise as backward().
+  std::vector<at::Tensor> grad(const std::vector<at::Tensor>& outputs,
+                               const std::vector<at::Tensor>& inputs,
+                               const std::vector<at::Tensor>& grad_outputs = {},
+                               GradOptions options = {});
 
   /// Counters and the last miss's reason.
   const CompiledBackwardStats& stats() const;
@@ -85,8 +101,10 @@ class CompiledBackward {
 /// Routes every `backward()` of the process (`loss.backward()`, `torch::autograd::backward`)
 /// through one process-wide CompiledBackward made with `options`, via libtorch's own hook for
 /// compiled autograd (`Engine::set_compiled_autograd`): a trainer adds one line and keeps its
-/// code. `torch::autograd::grad()`, `backward(inputs=...)` and create_graph run eagerly (counted
-/// as fallbacks). Calls from several threads are serialized. Calling it again starts afresh.
+/// code. `torch::autograd::grad()` and `backward(inputs=...)` replay too; create_graph runs
+/// eagerly (counted as a fallback). Calls from several threads are serialized; a backward()
+/// called from inside a replayed node (reentrant backward) runs eagerly. Calling it again starts
+/// afresh.
 void enable(CompiledBackwardOptions options = {});
 /// Restores plain eager backward; the last stats stay readable through enabled_stats().
 void disable();

@@ -48,6 +48,13 @@ class InputBuffers {
     builder_->add_node(std::move(sum));
   }
 
+  /// The gradient gathered so far for input `input_nr` of `fn` (undefined if none).
+  at::Tensor peek(AgNode* fn, uint32_t input_nr) const {
+    auto it = buffers_.find(fn);
+    return it == buffers_.end() || it->second.size() <= input_nr ? at::Tensor()
+                                                                 : it->second[input_nr];
+  }
+
   variable_list take(AgNode* fn) {
     auto it = buffers_.find(fn);
     if (it == buffers_.end()) return variable_list(fn->num_inputs());
@@ -114,14 +121,44 @@ variable_list record_validate(CaptureState& st, AgNode& fn, const MetadataList& 
   return validated;
 }
 
+// The graph outputs: each tap's gradient, read when its node is about to run (all contributions
+// are in by then) or, for nodes that do not run, once every node has run.
+class Taps {
+ public:
+  explicit Taps(const detail::GraphWalk& walk) : walk_(walk), values_(walk.taps.size()) {}
+
+  void before(const AgNode* fn, const variable_list& inputs) {
+    for (size_t t = 0; t < walk_.taps.size(); ++t) {
+      if (walk_.taps[t].node == fn) values_[t] = inputs.at(walk_.taps[t].input_nr);
+    }
+  }
+
+  void finish(const InputBuffers& buffers, detail::GraphBuilder& builder) {
+    for (size_t t = 0; t < walk_.taps.size(); ++t) {
+      const detail::GradTap& tap = walk_.taps[t];
+      if (tap.node != nullptr && !values_[t].defined()) {
+        values_[t] = buffers.peek(tap.node, tap.input_nr);
+      }
+      builder.graph().outputs.push_back(builder.id_of(values_[t], "graph outputs"));
+    }
+  }
+
+ private:
+  const detail::GraphWalk& walk_;
+  variable_list values_;
+};
+
 // Pass 2, as upstream's capture loop: apply_with_saved on proxies, recording every call.
-void trace_all(CaptureState& st, const std::vector<NodePtr>& order) {
+void trace_all(CaptureState& st, const detail::GraphWalk& walk) {
+  const std::vector<NodePtr>& order = walk.order;
   std::vector<std::optional<c10::SymInt>> sizes(st.compiler.all_size_inputs.size());
   dyn::TraceState state(std::move(sizes), 0);
   InputBuffers buffers(&st.builder);
+  Taps taps(walk);
   for (size_t i = 0; i < order.size(); ++i) {
     AgNode& fn = *order[i];
     variable_list inputs = buffers.take(&fn);
+    taps.before(&fn, inputs);
     variable_list outputs;
     try {
       MetadataList metadata;
@@ -135,11 +172,12 @@ void trace_all(CaptureState& st, const std::vector<NodePtr>& order) {
     }
     for (size_t k = 0; k < outputs.size() && k < fn.num_outputs(); ++k) {
       const auto& next = fn.next_edge(k);
-      if (next.is_valid() && outputs[k].defined()) {
+      if (next.is_valid() && outputs[k].defined() && walk.fed.count(next.function.get()) != 0) {
         buffers.add(next.function.get(), next.input_nr, outputs[k]);
       }
     }
   }
+  taps.finish(buffers, st.builder);
 }
 
 }  // namespace
@@ -154,7 +192,7 @@ CaptureResult capture_walk(GraphWalk& walk, bool release_variables) {
   {
     Recorder recorder(&st.builder);
     CompilerSession session(recorder);
-    trace_all(st, walk.order);
+    trace_all(st, walk);
   }
   if (release_variables) {
     for (const NodePtr& fn : walk.order) fn->release_variables();
@@ -170,7 +208,8 @@ CaptureResult capture_walk(GraphWalk& walk, bool release_variables) {
 CaptureResult capture(const std::vector<at::Tensor>& roots, const std::vector<at::Tensor>& grads,
                       const CaptureOptions& options) {
   OpRegistry::global();  // harvest first: a failed walk must not leave it half-done
-  std::unique_ptr<detail::GraphWalk> walk = detail::walk_graph(roots, grads, /*keys=*/false);
+  std::unique_ptr<detail::GraphWalk> walk =
+      detail::walk_from_root(detail::make_root(roots, grads), /*keys=*/false);
   return detail::capture_walk(*walk, options.release_variables);
 }
 

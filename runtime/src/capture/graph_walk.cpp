@@ -4,6 +4,7 @@
 #include <torch/csrc/autograd/functions/basic_ops.h>
 #include <torch/csrc/autograd/variable.h>
 
+#include <algorithm>
 #include <typeinfo>
 #include <unordered_map>
 
@@ -22,11 +23,11 @@ void check_capturable(AgNode& node, size_t index) {
   if (type.find("PyNode") != std::string::npos || type.find("PyFunction") != std::string::npos) {
     throw CaptureError(node_label(node, index) + ": Python autograd.Function nodes need Python");
   }
-  const char* hook = !node.tensor_pre_hooks().empty()     ? "tensor pre-hooks"
-                     : !node.retains_grad_hooks().empty() ? "retain_grad hooks"
-                     : !node.pre_hooks().empty()          ? "pre-hooks"
-                     : !node.post_hooks().empty()         ? "post-hooks"
-                                                          : nullptr;
+  // retain_grad hooks are kept: the walk taps their gradients (see select_taps).
+  const char* hook = !node.tensor_pre_hooks().empty() ? "tensor pre-hooks"
+                     : !node.pre_hooks().empty()      ? "pre-hooks"
+                     : !node.post_hooks().empty()     ? "post-hooks"
+                                                      : nullptr;
   if (hook != nullptr) {
     throw CaptureError(node_label(node, index) + " has " + hook +
                        ", which capture does not "
@@ -69,6 +70,25 @@ std::vector<NodePtr> order_nodes(const NodePtr& root) {
   return order;
 }
 
+// Upstream's CppNode::compiled_args asserts what compiled autograd cannot hold; say it in a
+// user's terms instead of torch's "INTERNAL ASSERT FAILED".
+std::string explain_compiled_args_error(const c10::Error& e) {
+  const std::string what = e.what_without_backtrace();
+  if (what.find("dirty_inputs_") != std::string::npos) {
+    return "the custom function marks an input dirty (ctx->mark_dirty), which compiled autograd "
+           "cannot capture";
+  }
+  if (what.find("non_differentiable_") != std::string::npos) {
+    return "the custom function marks an output non-differentiable "
+           "(ctx->mark_non_differentiable), which compiled autograd cannot capture";
+  }
+  if (what.find("has_freed_buffers_") != std::string::npos) {
+    return "the custom function's saved tensors were already freed (a second backward without "
+           "retain_graph)";
+  }
+  return what;
+}
+
 // Pass 1, as upstream's cache-key pass: every node's compiled_args, which collects its saved
 // tensors, sizes and lifted scalars into `compiler`.
 void collect_all(GraphWalk& st, const std::vector<NodePtr>& order, bool keys) {
@@ -81,10 +101,68 @@ void collect_all(GraphWalk& st, const std::vector<NodePtr>& order, bool keys) {
     try {
       collect_node(st.compiler, call, *order[i], /*with_edges=*/true, key);
     } catch (const c10::Error& e) {
-      throw CaptureError(node_label(*order[i], i) + ": " + e.what_without_backtrace());
+      throw CaptureError(node_label(*order[i], i) + ": " + explain_compiled_args_error(e));
     }
   }
 }
+
+// The nodes that run for `targets`, as the engine's GraphTask::init_to_execute decides: with
+// output edges, a node runs when one of them lies below it (backward(inputs=) also runs the
+// edges' own nodes; grad() only reads their input buffers). `all` is in execution order.
+void select_nodes(GraphWalk& walk, std::vector<NodePtr> all, const WalkTargets& targets) {
+  for (const NodePtr& n : all) walk.fed.insert(n.get());
+  if (targets.outputs.empty()) {
+    walk.order = std::move(all);
+    return;
+  }
+  std::unordered_set<AgNode*> runs{walk.root.get()}, read_only;
+  for (const auto& edge : targets.outputs) {
+    if (edge.is_valid()) (targets.accumulate_grad ? runs : read_only).insert(edge.function.get());
+  }
+  for (auto it = all.rbegin(); it != all.rend(); ++it) {  // children before parents
+    for (const auto& edge : (*it)->next_edges()) {
+      if (edge.is_valid() &&
+          (runs.count(edge.function.get()) != 0 || read_only.count(edge.function.get()) != 0)) {
+        runs.insert(it->get());
+        break;
+      }
+    }
+  }
+  walk.fed = runs;
+  walk.fed.insert(read_only.begin(), read_only.end());
+  for (NodePtr& n : all) {
+    if (runs.count(n.get()) != 0) walk.order.push_back(std::move(n));
+  }
+}
+
+// The gradients a replay returns: grad()'s outputs, then every retain_grad hook's input, with
+// their identity in the cache key (node call ids are assigned by the walk, so they are stable).
+void select_taps(GraphWalk& walk, const WalkTargets& targets) {
+  auto id_of = [&](AgNode* node) {
+    auto it = walk.compiler.node_calls.find(node);
+    return it == walk.compiler.node_calls.end() ? std::string("-") : std::to_string(it->second.id);
+  };
+  if (!targets.accumulate_grad) {
+    for (const auto& edge : targets.outputs) {
+      AgNode* node = edge.is_valid() ? edge.function.get() : nullptr;
+      walk.taps.push_back({node, edge.input_nr, nullptr});
+      walk.taps_key += "grad " + id_of(node) + ":" + std::to_string(edge.input_nr) + ";";
+    }
+  }
+  walk.grad_outputs = walk.taps.size();
+  for (const NodePtr& n : walk.order) {
+    std::vector<size_t> slots;
+    for (const auto& [slot, hook] : n->retains_grad_hooks()) slots.push_back(slot);
+    std::sort(slots.begin(), slots.end());
+    for (size_t slot : slots) {
+      walk.taps.push_back(
+          {n.get(), static_cast<uint32_t>(slot), n->retains_grad_hooks().at(slot).get()});
+      walk.taps_key += "retain " + id_of(n.get()) + ":" + std::to_string(slot) + ";";
+    }
+  }
+}
+
+}  // namespace
 
 NodePtr make_root(const std::vector<at::Tensor>& roots, const std::vector<at::Tensor>& grads) {
   if (roots.empty()) throw CaptureError("capture needs at least one root tensor");
@@ -109,22 +187,16 @@ NodePtr make_root(const std::vector<at::Tensor>& roots, const std::vector<at::Te
   return c10::make_intrusive<torch::autograd::GraphRoot>(std::move(edges), std::move(root_grads));
 }
 
-}  // namespace
-
 std::string node_label(const AgNode& node, size_t index) {
   return "node " + std::to_string(index) + " (" + node.name() + ")";
 }
 
-std::unique_ptr<GraphWalk> walk_graph(const std::vector<at::Tensor>& roots,
-                                      const std::vector<at::Tensor>& grads, bool keys) {
-  return walk_from_root(make_root(roots, grads), keys);
-}
-
-std::unique_ptr<GraphWalk> walk_from_root(NodePtr root, bool keys) {
+std::unique_ptr<GraphWalk> walk_from_root(NodePtr root, bool keys, const WalkTargets& targets) {
   auto walk = std::make_unique<GraphWalk>();
   walk->root = std::move(root);
-  walk->order = order_nodes(walk->root);
+  select_nodes(*walk, order_nodes(walk->root), targets);
   collect_all(*walk, walk->order, keys);
+  select_taps(*walk, targets);
   return walk;
 }
 

@@ -8,12 +8,30 @@
 
 #include <memory>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 namespace ca::detail {
 
 using AgNode = torch::autograd::Node;  // ca::Node is the IR node
 using NodePtr = c10::intrusive_ptr<AgNode>;
+
+/// Which gradients a backward computes, as the engine's output edges say. Empty `outputs`:
+/// every node runs (`backward(roots)`).
+struct WalkTargets {
+  torch::autograd::edge_list outputs;
+  /// true: `backward(inputs=...)`, the output edges' nodes run and accumulate; false: `grad()`,
+  /// the gradients flowing into the output edges are returned and their nodes do not run.
+  bool accumulate_grad = true;
+};
+
+/// A gradient the replay returns as a graph output: the input buffer `input_nr` of `node`.
+struct GradTap {
+  AgNode* node = nullptr;  ///< null: an output edge no gradient reaches (an unused input)
+  uint32_t input_nr = 0;
+  /// A retain_grad hook fed with this gradient after the replay (null for grad() outputs).
+  torch::autograd::FunctionPreHook* retain_hook = nullptr;
+};
 
 /// A walked autograd graph. Not movable: upstream's compiler call holds references into itself.
 struct GraphWalk {
@@ -23,17 +41,22 @@ struct GraphWalk {
       torch::dynamo::autograd::SizeInput::STATIC};
   std::vector<torch::dynamo::autograd::NodeCall*> calls;  ///< by position in `order`
   std::vector<std::string> node_keys;  ///< by position: node type + specialization bytes
+  /// Nodes that run (all of `order`) plus grad()'s output nodes, whose input buffers are read.
+  std::unordered_set<AgNode*> fed;
+  std::vector<GradTap> taps;  ///< graph outputs: grad() outputs first, then retain_grad hooks
+  size_t grad_outputs = 0;    ///< how many of `taps` are grad() outputs
+  std::string taps_key;       ///< the taps as text, for the cache key
 };
 
-/// Walks the graph of `roots` as `torch::autograd::backward(roots, grads)` would run it
-/// (`grads` defaults to ones for one-element roots). Throws CaptureError for roots that do not
-/// require grad, for Python-only nodes and hooks, and for nodes whose compiled_args fails,
-/// naming the node. With `keys`, records each node's cache key.
-std::unique_ptr<GraphWalk> walk_graph(const std::vector<at::Tensor>& roots,
-                                      const std::vector<at::Tensor>& grads, bool keys);
+/// The engine's GraphRoot for `roots` (`grads` defaults to ones for one-element roots). Throws
+/// CaptureError for roots that do not require grad or a grads count that does not match.
+NodePtr make_root(const std::vector<at::Tensor>& roots, const std::vector<at::Tensor>& grads);
 
-/// The same from a GraphRoot already built (the engine's, when ca::enable() routes a backward()).
-std::unique_ptr<GraphWalk> walk_from_root(NodePtr root, bool keys);
+/// Walks the graph under `root` as the engine would run it for `targets`: only the nodes that
+/// lead to a target run. Throws CaptureError for Python-only nodes, hooks other than retain_grad
+/// and nodes whose compiled_args fails, naming the node. With `keys`, records each node's cache
+/// key.
+std::unique_ptr<GraphWalk> walk_from_root(NodePtr root, bool keys, const WalkTargets& targets = {});
 
 /// "node 3 (MulBackward0)".
 std::string node_label(const AgNode& node, size_t index);

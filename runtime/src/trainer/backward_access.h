@@ -13,14 +13,18 @@
 namespace ca::detail {
 
 struct BackwardAccess {
-  /// Walks (`walk_fn`), looks the key up, captures on a miss, replays; runs `eager` instead
-  /// (counted, with the reason) for what capture cannot take unless the options are strict.
-  static std::vector<at::Tensor> step(CompiledBackward& cb,
-                                      const std::function<std::unique_ptr<GraphWalk>()>& walk_fn,
-                                      BackwardOptions options, const std::function<void()>& eager);
+  using WalkFn = std::function<std::unique_ptr<GraphWalk>()>;
+  using EagerFn = std::function<std::vector<at::Tensor>()>;
+
+  /// Walks (`walk_fn`), looks the key up, captures on a miss, replays, feeds retain_grad hooks;
+  /// returns grad()'s outputs (if the walk has any) followed by the .grads written. Runs `eager`
+  /// instead (counted, with the reason) for what capture cannot take unless the options are
+  /// strict, and returns what it returns.
+  static std::vector<at::Tensor> step(CompiledBackward& cb, const WalkFn& walk_fn,
+                                      BackwardOptions options, const EagerFn& eager);
   /// Runs `eager`, counted as a fallback for `reason`.
-  static void fall_back(CompiledBackward& cb, const std::string& reason,
-                        const std::function<void()>& eager);
+  static std::vector<at::Tensor> fall_back(CompiledBackward& cb, const std::string& reason,
+                                           const EagerFn& eager);
 };
 
 }  // namespace ca::detail

@@ -22,8 +22,39 @@ struct CacheEntry {
   Executor executor;
 };
 
-std::string options_text(const BackwardOptions& o) {
-  return o.retain_graph ? "retain_graph" : "";  // create_graph never reaches the cache
+// What of a call the cached graph depends on besides its nodes: retain_graph (it decides what
+// the replay frees) and the gradients it taps. create_graph never reaches the cache.
+std::string options_text(const BackwardOptions& o, const detail::GraphWalk& walk) {
+  return (o.retain_graph ? "retain_graph;" : "") + walk.taps_key;
+}
+
+// The engine's output edges for grad(inputs): a non-leaf's grad_fn slot, a leaf's accumulator
+// (none when nothing in the graph uses the leaf: its gradient is then undefined).
+torch::autograd::edge_list output_edges(const std::vector<at::Tensor>& inputs) {
+  torch::autograd::edge_list edges;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const at::Tensor& t = inputs[i];
+    if (!t.defined() || !t.requires_grad()) {
+      throw CaptureError("grad(): inputs[" + std::to_string(i) + "] does not require grad");
+    }
+    if (t.grad_fn()) {
+      edges.push_back(torch::autograd::impl::gradient_edge(t));
+    } else {
+      edges.emplace_back(torch::autograd::impl::try_get_grad_accumulator(t), 0);
+    }
+  }
+  return edges;
+}
+
+// Feeds each retain_grad hook the gradient the replay tapped for it: the hook writes the
+// non-leaf tensor's .grad, as eager runs it before the node.
+void run_retain_hooks(const detail::GraphWalk& walk, const std::vector<at::Tensor>& taps) {
+  for (size_t t = walk.grad_outputs; t < walk.taps.size(); ++t) {
+    const detail::GradTap& tap = walk.taps[t];
+    torch::autograd::variable_list grads(tap.input_nr + 1);
+    grads[tap.input_nr] = taps[t];
+    (*tap.retain_hook)(grads);
+  }
 }
 
 }  // namespace
@@ -81,27 +112,49 @@ std::vector<at::Tensor> CompiledBackward::backward(const std::vector<at::Tensor>
                                                    BackwardOptions options) {
   auto eager = [&] {
     torch::autograd::backward(roots, grads, options.retain_graph, options.create_graph);
+    return std::vector<at::Tensor>{};
   };
-  return detail::BackwardAccess::step(
-      *this, [&] { return detail::walk_graph(roots, grads, /*keys=*/true); }, options, eager);
+  auto walk = [&] { return detail::walk_from_root(detail::make_root(roots, grads), true); };
+  return detail::BackwardAccess::step(*this, walk, options, eager);
+}
+
+std::vector<at::Tensor> CompiledBackward::grad(const std::vector<at::Tensor>& outputs,
+                                               const std::vector<at::Tensor>& inputs,
+                                               const std::vector<at::Tensor>& grad_outputs,
+                                               GradOptions options) {
+  auto eager = [&] {
+    return torch::autograd::grad(outputs, inputs, grad_outputs, options.retain_graph,
+                                 options.create_graph, options.allow_unused);
+  };
+  const detail::WalkTargets targets{output_edges(inputs), /*accumulate_grad=*/false};
+  auto walk = [&] {
+    return detail::walk_from_root(detail::make_root(outputs, grad_outputs), true, targets);
+  };
+  std::vector<at::Tensor> result = detail::BackwardAccess::step(*this, walk, options, eager);
+  for (size_t i = 0; i < result.size() && !options.allow_unused; ++i) {
+    if (!result[i].defined()) {
+      throw CaptureError("grad(): no gradient reaches inputs[" + std::to_string(i) +
+                         "] (it is not used in the graph); set allow_unused to get an undefined "
+                         "tensor instead");
+    }
+  }
+  return result;
 }
 
 namespace detail {
 
-void BackwardAccess::fall_back(CompiledBackward& cb, const std::string& reason,
-                               const std::function<void()>& eager) {
+std::vector<at::Tensor> BackwardAccess::fall_back(CompiledBackward& cb, const std::string& reason,
+                                                  const EagerFn& eager) {
   ++cb.impl_->stats.eager_fallbacks;
   cb.impl_->stats.last_fallback_reason = reason;
-  eager();
+  return eager();
 }
 
-std::vector<at::Tensor> BackwardAccess::step(
-    CompiledBackward& cb, const std::function<std::unique_ptr<GraphWalk>()>& walk_fn,
-    BackwardOptions options, const std::function<void()>& eager) {
+std::vector<at::Tensor> BackwardAccess::step(CompiledBackward& cb, const WalkFn& walk_fn,
+                                             BackwardOptions options, const EagerFn& eager) {
   CompiledBackward::Impl& s = *cb.impl_;
   auto fall_back = [&](const std::string& reason) {
-    BackwardAccess::fall_back(cb, reason, eager);
-    return std::vector<at::Tensor>{};
+    return BackwardAccess::fall_back(cb, reason, eager);
   };
   if (options.create_graph) {
     if (s.options.strict) throw CaptureError("create_graph=true: a backward of a backward");
@@ -115,7 +168,7 @@ std::vector<at::Tensor> BackwardAccess::step(
     if (s.options.strict) throw;
     return fall_back(e.what());
   }
-  StepKey key = step_key(*walk, options_text(options));
+  StepKey key = step_key(*walk, options_text(options, *walk));
   const size_t hash = key.hash();
   Executor* executor = nullptr;
   std::vector<at::Tensor> inputs;
@@ -143,7 +196,12 @@ std::vector<at::Tensor> BackwardAccess::step(
   if (!options.retain_graph) {
     for (const NodePtr& fn : walk->order) fn->release_variables();
   }
-  return executor->run_consuming(std::move(inputs));
+  // The replay returns the tapped gradients (grad() outputs, then retain_grad's), then .grads.
+  std::vector<at::Tensor> out = executor->run_consuming(std::move(inputs));
+  run_retain_hooks(*walk, out);
+  out.erase(out.begin() + static_cast<std::ptrdiff_t>(walk->grad_outputs),
+            out.begin() + static_cast<std::ptrdiff_t>(walk->taps.size()));
+  return out;
 }
 
 }  // namespace detail

@@ -6,7 +6,9 @@
 #include <torch/csrc/autograd/functions/basic_ops.h>
 #include <torch/csrc/autograd/graph_task.h>
 
+#include <atomic>
 #include <mutex>
+#include <thread>
 
 #include "ca/compiled_backward.h"
 #include "capture/graph_walk.h"
@@ -25,6 +27,10 @@ struct Enabled {
   std::mutex mutex;
   std::unique_ptr<CompiledBackward> engine;
   CompiledBackwardStats last_stats;  ///< kept after disable()
+  /// The thread inside a step (holding `mutex`), to tell a reentrant backward() from a replayed
+  /// node (which must run eagerly: the step it is nested in holds the engine) from another
+  /// thread's (which waits its turn).
+  std::atomic<std::thread::id> stepping{};
 };
 
 Enabled& enabled() {
@@ -52,23 +58,32 @@ variable_list run_eager(const detail::NodePtr& root, const GraphTask& task, bool
 variable_list hook(const detail::NodePtr& root, const GraphTask& task, bool accumulate_grad,
                    const edge_list& outputs) {
   Enabled& state = enabled();
-  std::lock_guard lock(state.mutex);
   bool create_graph = false;
   {  // the engine runs nodes under the task's thread-local state: grad mode on = create_graph
     at::ThreadLocalStateGuard tls(task.thread_locals_);
     create_graph = c10::GradMode::is_enabled();
   }
-  if (!state.engine) return run_eager(root, task, create_graph, accumulate_grad, outputs);
-  variable_list result;
-  auto eager = [&] { result = run_eager(root, task, create_graph, accumulate_grad, outputs); };
-  if (!accumulate_grad || !outputs.empty()) {
-    detail::BackwardAccess::fall_back(
-        *state.engine, "autograd::grad() and backward(inputs=...) run eagerly", eager);
-    return result;
+  auto eager = [&] { return run_eager(root, task, create_graph, accumulate_grad, outputs); };
+  if (state.stepping.load() == std::this_thread::get_id()) {
+    // Reentrant: a replayed custom function's backward calls backward(); the outer step holds
+    // the lock and counts nothing for it (its stats belong to the outer step's thread).
+    return eager();
   }
+  std::lock_guard lock(state.mutex);
+  if (!state.engine) return eager();
+  state.stepping.store(std::this_thread::get_id());
+  struct Leave {
+    Enabled& state;
+    ~Leave() { state.stepping.store(std::thread::id()); }
+  } leave{state};
+  const detail::WalkTargets targets{outputs, accumulate_grad};
   BackwardOptions options{task.keep_graph_, create_graph};
-  detail::BackwardAccess::step(
-      *state.engine, [&] { return detail::walk_from_root(root, /*keys=*/true); }, options, eager);
+  variable_list result = detail::BackwardAccess::step(
+      *state.engine, [&] { return detail::walk_from_root(root, /*keys=*/true, targets); }, options,
+      eager);
+  // The engine returns grad()'s gradients; a backward() returns nothing.
+  if (accumulate_grad) return {};
+  result.resize(outputs.size());
   return result;
 }
 

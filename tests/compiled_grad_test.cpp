@@ -1,0 +1,198 @@
+// CompiledBackward::grad() against torch::autograd::grad, retain_grad() on non-leaf tensors
+// against eager backward, and what the trainer API cannot replay (custom functions that mark
+// tensors dirty) or must not lock itself on (a backward called from inside a replayed node).
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "ca/compiled_backward.h"
+#include "ca/custom_function.h"
+#include "ca/error.h"
+#include "test_util.h"
+
+namespace ca {
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+struct Net {
+  at::Tensor w1 = torch::randn({8, 4}, torch::requires_grad());
+  at::Tensor w2 = torch::randn({1, 8}, torch::requires_grad());
+  at::Tensor x = torch::randn({5, 4});
+  at::Tensor hidden;  ///< the last forward's hidden activation (a non-leaf)
+
+  at::Tensor loss(bool retain_hidden = false) {
+    hidden = torch::linear(x, w1).tanh();
+    if (retain_hidden) hidden.retain_grad();
+    return torch::linear(hidden, w2).pow(2).sum();
+  }
+};
+
+TEST(CompiledGrad, MatchesAutogradGradForLeavesAndNonLeavesAndWritesNoGrad) {
+  torch::manual_seed(0);
+  Net net;
+  CompiledBackward cb;
+  for (int step = 0; step < 3; ++step) {
+    const at::Tensor loss = net.loss();
+    const auto mine = cb.grad({loss}, {net.w1, net.hidden});
+    const at::Tensor eager_loss = net.loss();
+    const auto theirs = torch::autograd::grad({eager_loss}, {net.w1, net.hidden});
+    ASSERT_EQ(mine.size(), 2u);
+    EXPECT_TRUE(torch::equal(mine[0], theirs[0])) << "step " << step;
+    EXPECT_TRUE(torch::equal(mine[1], theirs[1])) << "step " << step;
+  }
+  EXPECT_FALSE(net.w1.grad().defined());
+  EXPECT_FALSE(net.w2.grad().defined());
+  EXPECT_EQ(cb.stats().misses, 1u);
+  EXPECT_EQ(cb.stats().hits, 2u);
+}
+
+TEST(CompiledGrad, OtherInputsAreAnotherGraph) {
+  torch::manual_seed(1);
+  Net net;
+  CompiledBackward cb;
+  const auto g1 = cb.grad({net.loss()}, {net.w1});
+  const auto g2 = cb.grad({net.loss()}, {net.w2});
+  EXPECT_TRUE(torch::equal(g1[0], torch::autograd::grad({net.loss()}, {net.w1})[0]));
+  EXPECT_TRUE(torch::equal(g2[0], torch::autograd::grad({net.loss()}, {net.w2})[0]));
+  EXPECT_EQ(cb.stats().misses, 2u);
+  EXPECT_EQ(cb.stats().hits, 0u);
+}
+
+TEST(CompiledGrad, AnUnusedInputThrowsUnlessAllowed) {
+  torch::manual_seed(2);
+  Net net;
+  const at::Tensor unused = torch::randn({3}, torch::requires_grad());
+  CompiledBackward cb;
+  try {
+    cb.grad({net.loss()}, {net.w1, unused});
+    FAIL() << "expected CaptureError";
+  } catch (const CaptureError& e) {
+    EXPECT_TRUE(test::contains(e.what(), "inputs[1]")) << e.what();
+  }
+  GradOptions allow;
+  allow.allow_unused = true;
+  const auto g = cb.grad({net.loss()}, {net.w1, unused}, {}, allow);
+  EXPECT_TRUE(g[0].defined());
+  EXPECT_FALSE(g[1].defined());
+  EXPECT_THROW(cb.grad({net.loss()}, {net.x}), CaptureError);  // does not require grad
+}
+
+TEST(CompiledBackward, RetainGradOnANonLeafWritesItsGradLikeEager) {
+  torch::manual_seed(3);
+  Net mine;
+  Net eager = mine;
+  eager.w1 = mine.w1.detach().clone().requires_grad_();
+  eager.w2 = mine.w2.detach().clone().requires_grad_();
+  CompiledBackward cb;
+  for (int step = 0; step < 3; ++step) {
+    mine.w1.mutable_grad().reset();
+    eager.w1.mutable_grad().reset();
+    mine.w2.mutable_grad().reset();
+    eager.w2.mutable_grad().reset();
+    cb.backward({mine.loss(/*retain_hidden=*/true)});
+    eager.loss(/*retain_hidden=*/true).backward();
+    ASSERT_TRUE(mine.hidden.grad().defined()) << "step " << step;
+    EXPECT_TRUE(torch::equal(mine.hidden.grad(), eager.hidden.grad()));
+    EXPECT_TRUE(torch::equal(mine.w1.grad(), eager.w1.grad()));
+    EXPECT_TRUE(torch::equal(mine.w2.grad(), eager.w2.grad()));
+  }
+  EXPECT_EQ(cb.stats().eager_fallbacks, 0u);
+  EXPECT_EQ(cb.stats().hits, 2u);
+  cb.backward({mine.loss(/*retain_hidden=*/false)});  // no hook now: another graph
+  EXPECT_EQ(cb.stats().misses, 2u);
+}
+
+// mark_dirty: upstream's compiled_args for custom functions asserts it is unused.
+struct AddOneInPlace : torch::autograd::Function<AddOneInPlace> {
+  static at::Tensor forward(AutogradContext* ctx, at::Tensor x) {
+    ctx->mark_dirty({x});
+    return x.add_(1);
+  }
+  static variable_list backward(AutogradContext*, variable_list grads) { return grads; }
+};
+CA_REGISTER_FUNCTION(AddOneInPlace);
+
+TEST(CompiledBackward, ACustomFunctionThatMarksDirtyRunsEagerlyWithTheReason) {
+  const at::Tensor w = torch::randn({3}, torch::requires_grad());
+  auto loss_of = [&] { return AddOneInPlace::apply(w * 2).pow(2).sum(); };
+  CompiledBackward cb;
+  cb.backward({loss_of()});
+  const at::Tensor expected = 2 * 2 * (w.detach() * 2 + 1);
+  EXPECT_TRUE(torch::allclose(w.grad(), expected));
+  EXPECT_EQ(cb.stats().eager_fallbacks, 1u);
+  EXPECT_TRUE(test::contains(cb.stats().last_fallback_reason, "mark_dirty"))
+      << cb.stats().last_fallback_reason;
+  CompiledBackward strict(CompiledBackwardOptions{8, /*strict=*/true, {}});
+  EXPECT_THROW(strict.backward({loss_of()}), CaptureError);
+}
+
+struct SortValues : torch::autograd::Function<SortValues> {
+  static variable_list forward(AutogradContext* ctx, at::Tensor x) {
+    auto [values, indices] = x.sort();
+    ctx->mark_non_differentiable({indices});
+    ctx->save_for_backward({indices});
+    return {values, indices};
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const at::Tensor indices = ctx->get_saved_variables()[0];
+    return {torch::zeros_like(grads[0]).scatter(0, indices, grads[0])};
+  }
+};
+CA_REGISTER_FUNCTION(SortValues);
+
+TEST(CompiledBackward, ACustomFunctionWithNonDifferentiableOutputsRunsEagerlyWithTheReason) {
+  const at::Tensor w = torch::randn({5}, torch::requires_grad());
+  CompiledBackward cb;
+  cb.backward({SortValues::apply(w * 3)[0].pow(2).sum()});
+  EXPECT_TRUE(torch::allclose(w.grad(), 18 * w.detach()));
+  EXPECT_TRUE(test::contains(cb.stats().last_fallback_reason, "mark_non_differentiable"))
+      << cb.stats().last_fallback_reason;
+}
+
+// A backward that calls backward itself (reentrant), as checkpointing does.
+struct SquareByInnerGrad : torch::autograd::Function<SquareByInnerGrad> {
+  static at::Tensor forward(AutogradContext* ctx, at::Tensor x) {
+    ctx->save_for_backward({x});
+    return x * x;
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    torch::AutoGradMode on(true);
+    const at::Tensor x = ctx->get_saved_variables()[0].detach().requires_grad_();
+    const at::Tensor dx = torch::autograd::grad({(x * x).sum()}, {x})[0];
+    return {grads[0] * dx};
+  }
+};
+CA_REGISTER_FUNCTION(SquareByInnerGrad);
+
+TEST(EngineHook, AReentrantBackwardRunsEagerlyInsteadOfLocking) {
+  const at::Tensor w = torch::randn({4}, torch::requires_grad());
+  EnableGuard on;
+  for (int step = 0; step < 2; ++step) {
+    w.mutable_grad().reset();
+    SquareByInnerGrad::apply(w).sum().backward();
+    EXPECT_TRUE(torch::allclose(w.grad(), 2 * w.detach())) << "step " << step;
+  }
+  EXPECT_EQ(enabled_stats().hits, 1u);
+}
+
+TEST(EngineHook, GradAndBackwardWithInputsReplay) {
+  torch::manual_seed(4);
+  Net net;
+  const at::Tensor expected = torch::autograd::grad({net.loss()}, {net.w1})[0];
+  EnableGuard on;
+  for (int step = 0; step < 2; ++step) {
+    const auto mine = torch::autograd::grad({net.loss()}, {net.w1});
+    EXPECT_TRUE(torch::equal(mine[0], expected)) << "step " << step;
+  }
+  EXPECT_EQ(enabled_stats().misses, 1u);
+  EXPECT_EQ(enabled_stats().hits, 1u);
+  torch::autograd::backward({net.loss()}, {}, {}, false, /*inputs=*/{net.w2});
+  EXPECT_TRUE(net.w2.grad().defined());
+  EXPECT_FALSE(net.w1.grad().defined());
+  EXPECT_EQ(enabled_stats().misses, 2u);
+  EXPECT_EQ(enabled_stats().eager_fallbacks, 0u);
+}
+
+}  // namespace
+}  // namespace ca
