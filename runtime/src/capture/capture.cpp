@@ -172,7 +172,7 @@ void trace_all(CaptureState& st, const detail::GraphWalk& walk) {
     }
     for (size_t k = 0; k < outputs.size() && k < fn.num_outputs(); ++k) {
       const auto& next = fn.next_edge(k);
-      if (next.is_valid() && outputs[k].defined() && walk.fed.count(next.function.get()) != 0) {
+      if (next.is_valid() && outputs[k].defined() && walk.feeds(next.function.get())) {
         buffers.add(next.function.get(), next.input_nr, outputs[k]);
       }
     }

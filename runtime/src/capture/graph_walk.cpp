@@ -5,6 +5,7 @@
 #include <torch/csrc/autograd/variable.h>
 
 #include <algorithm>
+#include <cstring>
 #include <typeinfo>
 #include <unordered_map>
 
@@ -19,8 +20,8 @@ using torch::autograd::variable_list;
 
 // Python-only nodes and hooks cannot run without Python: refuse them up front.
 void check_capturable(AgNode& node, size_t index) {
-  const std::string type = typeid(node).name();
-  if (type.find("PyNode") != std::string::npos || type.find("PyFunction") != std::string::npos) {
+  const char* type = typeid(node).name();  // no copy: this runs for every node of every step
+  if (std::strstr(type, "PyNode") != nullptr || std::strstr(type, "PyFunction") != nullptr) {
     throw CaptureError(node_label(node, index) + ": Python autograd.Function nodes need Python");
   }
   // retain_grad hooks are kept: the walk taps their gradients (see select_taps).
@@ -42,22 +43,20 @@ void check_capturable(AgNode& node, size_t index) {
 // Reverse-topological order as upstream builds it: Kahn's algorithm over dependency counts,
 // with a LIFO worklist starting at the root.
 std::vector<NodePtr> order_nodes(const NodePtr& root) {
-  std::unordered_map<AgNode*, int> deps;
+  std::unordered_map<AgNode*, int> deps{{root.get(), 0}};  // also the set of nodes seen
   std::vector<AgNode*> stack{root.get()};
-  std::unordered_map<AgNode*, bool> seen{{root.get(), true}};
   while (!stack.empty()) {
     AgNode* fn = stack.back();
     stack.pop_back();
     for (const auto& edge : fn->next_edges()) {
       if (!edge.is_valid()) continue;
-      ++deps[edge.function.get()];
-      if (!seen[edge.function.get()]) {
-        seen[edge.function.get()] = true;
-        stack.push_back(edge.function.get());
-      }
+      auto [it, first] = deps.try_emplace(edge.function.get(), 0);
+      ++it->second;
+      if (first) stack.push_back(edge.function.get());
     }
   }
   std::vector<NodePtr> order;
+  order.reserve(deps.size());
   std::vector<NodePtr> worklist{root};
   while (!worklist.empty()) {
     NodePtr fn = std::move(worklist.back());
@@ -97,9 +96,13 @@ void collect_all(GraphWalk& st, const std::vector<NodePtr>& order, bool keys) {
     dyn::NodeCall& call = st.compiler.node_calls.lookup(order[i]);
     st.calls.push_back(&call);
     st.compiler.set_active_node_call_idx(i);
-    std::string* key = keys ? &st.node_keys.emplace_back() : nullptr;
     try {
-      collect_node(st.compiler, call, *order[i], /*with_edges=*/true, key);
+      collect_node(st.compiler, call, *order[i], /*with_edges=*/true,
+                   keys ? &st.node_keys : nullptr);
+      if (keys) {
+        st.node_key_ends.push_back(static_cast<uint32_t>(st.node_keys.size()));
+        st.node_types.push_back(&typeid(*order[i]));
+      }
     } catch (const c10::Error& e) {
       throw CaptureError(node_label(*order[i], i) + ": " + explain_compiled_args_error(e));
     }
@@ -110,7 +113,6 @@ void collect_all(GraphWalk& st, const std::vector<NodePtr>& order, bool keys) {
 // output edges, a node runs when one of them lies below it (backward(inputs=) also runs the
 // edges' own nodes; grad() only reads their input buffers). `all` is in execution order.
 void select_nodes(GraphWalk& walk, std::vector<NodePtr> all, const WalkTargets& targets) {
-  for (const NodePtr& n : all) walk.fed.insert(n.get());
   if (targets.outputs.empty()) {
     walk.order = std::move(all);
     return;
@@ -128,6 +130,7 @@ void select_nodes(GraphWalk& walk, std::vector<NodePtr> all, const WalkTargets& 
       }
     }
   }
+  walk.pruned = true;
   walk.fed = runs;
   walk.fed.insert(read_only.begin(), read_only.end());
   for (NodePtr& n : all) {

@@ -40,9 +40,17 @@ struct GraphWalk {
   torch::dynamo::autograd::AutogradCompilerCall compiler{
       torch::dynamo::autograd::SizeInput::STATIC};
   std::vector<torch::dynamo::autograd::NodeCall*> calls;  ///< by position in `order`
-  std::vector<std::string> node_keys;  ///< by position: node type + specialization bytes
-  /// Nodes that run (all of `order`) plus grad()'s output nodes, whose input buffers are read.
+  /// With keys: every node's cache key (its type, then its specialization bytes), one after
+  /// another, and where each ends; plus each node's type for messages.
+  std::string node_keys;
+  std::vector<uint32_t> node_key_ends;
+  std::vector<const std::type_info*> node_types;
+  /// With output edges: the nodes that run (all of `order`) plus grad()'s output nodes, whose
+  /// input buffers are read. Without (`pruned` false), every node is fed.
   std::unordered_set<AgNode*> fed;
+  bool pruned = false;
+  /// Whether gradients flowing into `node` are kept.
+  bool feeds(AgNode* node) const { return !pruned || fed.count(node) != 0; }
   std::vector<GradTap> taps;  ///< graph outputs: grad() outputs first, then retain_grad hooks
   size_t grad_outputs = 0;    ///< how many of `taps` are grad() outputs
   std::string taps_key;       ///< the taps as text, for the cache key

@@ -98,8 +98,8 @@ void collect_node(dyn::AutogradCompilerCall& compiler, dyn::NodeCall& call,
   if (with_edges) args.collect(node.next_edges());
   if (key != nullptr) {
     const dyn::CacheKey k = args.key();
-    key->append(k.node_type.name());
-    key->push_back('\0');
+    const size_t type = k.node_type.hash_code();
+    key->append(reinterpret_cast<const char*>(&type), sizeof type);
     key->append(reinterpret_cast<const char*>(k.key), k.key_size);
   }
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <sstream>
+#include <string_view>
 
 namespace ca::detail {
 namespace {
@@ -21,8 +22,7 @@ void put_list(std::string& out, c10::IntArrayRef v) {
 
 // Everything about an input tensor that the captured graph bakes in: TensorMeta (dtype, sizes,
 // device), the proxy's strides, and what accumulate_grad depends on.
-std::string tensor_meta(const at::Tensor& t) {
-  std::string out;
+void put_tensor_meta(std::string& out, const at::Tensor& t) {
   put(out, t.scalar_type());
   put(out, t.device().type());
   put(out, t.device().index());
@@ -32,12 +32,10 @@ std::string tensor_meta(const at::Tensor& t) {
   put(out, t.requires_grad());
   put(out, t.is_leaf());
   put(out, t.is_leaf() && t.grad().defined());  // .grad of a non-leaf warns and is unused
-  return out;
 }
 
 // A lifted scalar's value, bit-exact (capture bakes it into the graph).
-std::string scalar_bytes(const c10::IValue& v) {
-  std::string out;
+void put_scalar(std::string& out, const c10::IValue& v) {
   if (v.isInt()) {
     out.push_back('i');
     put(out, v.toInt());
@@ -54,101 +52,139 @@ std::string scalar_bytes(const c10::IValue& v) {
     out.push_back('?');
     put(out, c10::IValue::hash(v));
   }
-  return out;
 }
 
-std::string scalar_text(const std::string& bytes) {
+template <class T>
+T read(std::string_view bytes) {
+  T v{};
+  std::memcpy(&v, bytes.data() + bytes.size() - sizeof v, sizeof v);
+  return v;
+}
+
+std::string scalar_text(std::string_view bytes) {
   if (bytes.size() == 1 + sizeof(int64_t) && bytes[0] == 'i') {
-    int64_t v;
-    std::memcpy(&v, bytes.data() + 1, sizeof v);
-    return std::to_string(v);
+    return std::to_string(read<int64_t>(bytes));
   }
   if (bytes.size() == 1 + sizeof(double) && bytes[0] == 'd') {
-    double v;
-    std::memcpy(&v, bytes.data() + 1, sizeof v);
     std::ostringstream os;
     os.precision(17);
-    os << v;
+    os << read<double>(bytes);
     return os.str();
   }
   return "(a hashed value)";
 }
 
-// The type name a node key starts with (see collect_node).
-std::string type_of(const std::string& node_key) {
-  return c10::demangle(node_key.substr(0, node_key.find('\0')).c_str());
+// One section of a key's bytes (its node keys, input metas, sizes or scalars), part by part.
+class Parts {
+ public:
+  Parts(const StepKey& key, const std::vector<uint32_t>& ends, uint32_t start)
+      : bytes_(key.bytes), ends_(ends), start_(start) {}
+  size_t size() const { return ends_.size(); }
+  std::string_view operator[](size_t i) const {
+    const uint32_t begin = i == 0 ? start_ : ends_[i - 1];
+    return bytes_.substr(begin, ends_[i] - begin);
+  }
+  uint32_t end() const { return ends_.empty() ? start_ : ends_.back(); }
+
+ private:
+  std::string_view bytes_;
+  const std::vector<uint32_t>& ends_;
+  uint32_t start_;
+};
+
+struct Sections {
+  Parts nodes, inputs, sizes, scalars;
+  explicit Sections(const StepKey& k)
+      : nodes(k, k.node_ends, 0),
+        inputs(k, k.input_ends, nodes.end()),
+        sizes(k, k.size_ends, inputs.end()),
+        scalars(k, k.scalar_ends, sizes.end()) {}
+};
+
+// How many leading parts two sections share.
+size_t shared(const Parts& a, const Parts& b) {
+  size_t n = 0;
+  while (n < a.size() && n < b.size() && a[n] == b[n]) ++n;
+  return n;
 }
+
+std::string type_name(const std::type_info* type) { return c10::demangle(type->name()); }
 
 }  // namespace
 
 size_t StepKey::hash() const {
-  const std::hash<std::string> h;
+  const std::hash<std::string_view> h;
   size_t seed = h(options);
   auto mix = [&seed](size_t v) { seed ^= v + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2); };
-  for (const std::string& k : node_keys) mix(h(k));
-  for (const std::string& m : input_metas) mix(h(m));
-  for (int64_t v : sizes) mix(std::hash<int64_t>()(v));
-  for (const std::string& v : scalars) mix(h(v));
+  mix(h(bytes));
+  mix(node_ends.size());
+  mix(input_ends.size());
+  mix(size_ends.size());
+  mix(scalar_ends.size());
   return seed;
 }
 
 StepKey step_key(GraphWalk& walk, std::string options) {
   StepKey key;
   key.options = std::move(options);
-  key.node_keys = std::move(walk.node_keys);
+  key.bytes = std::move(walk.node_keys);
+  key.node_ends = std::move(walk.node_key_ends);
+  key.node_types = std::move(walk.node_types);
+  auto end = [&key] { return static_cast<uint32_t>(key.bytes.size()); };
   for (const at::Tensor& t : walk.compiler.tensor_args.inputs) {
-    key.input_metas.push_back(tensor_meta(t));
+    put_tensor_meta(key.bytes, t);
+    key.input_ends.push_back(end());
   }
-  for (const auto& s : walk.compiler.all_size_inputs) key.sizes.push_back(s.value);
+  for (const auto& s : walk.compiler.all_size_inputs) {
+    put(key.bytes, s.value);
+    key.size_ends.push_back(end());
+  }
   for (const auto& lifted : walk.compiler.lifted_ivalue_args.args) {
-    key.scalars.push_back(scalar_bytes(*lifted.actual_ptr));
+    put_scalar(key.bytes, *lifted.actual_ptr);
+    key.scalar_ends.push_back(end());
   }
   return key;
 }
 
 size_t common_prefix(const StepKey& key, const StepKey& cached) {
   if (key.options != cached.options) return 0;
-  size_t n = 1;
-  const size_t nodes = std::min(key.node_keys.size(), cached.node_keys.size());
-  for (size_t i = 0; i < nodes && key.node_keys[i] == cached.node_keys[i]; ++i) ++n;
-  if (key.node_keys != cached.node_keys) return n;
-  const size_t inputs = std::min(key.input_metas.size(), cached.input_metas.size());
-  for (size_t i = 0; i < inputs && key.input_metas[i] == cached.input_metas[i]; ++i) ++n;
-  return n;
+  const Sections a(key), b(cached);
+  const size_t nodes = shared(a.nodes, b.nodes);
+  if (nodes != a.nodes.size() || nodes != b.nodes.size()) return 1 + nodes;
+  return 1 + nodes + shared(a.inputs, b.inputs);
 }
 
 std::string describe_difference(const StepKey& key, const StepKey& cached) {
-  if (key.options != cached.options) return "the backward options differ";
-  const size_t nodes = std::min(key.node_keys.size(), cached.node_keys.size());
-  for (size_t i = 0; i < nodes; ++i) {
-    if (key.node_keys[i] == cached.node_keys[i]) continue;
-    const std::string now = type_of(key.node_keys[i]), was = type_of(cached.node_keys[i]);
-    if (now != was) return "node " + std::to_string(i) + " is " + now + ", was " + was;
-    return "node " + std::to_string(i) + " (" + now +
+  if (key.options != cached.options) return "the backward options or the tapped gradients differ";
+  const Sections a(key), b(cached);
+  const size_t nodes = shared(a.nodes, b.nodes);
+  if (nodes < a.nodes.size() && nodes < b.nodes.size()) {
+    const std::string now = type_name(key.node_types[nodes]);
+    const std::string was = type_name(cached.node_types[nodes]);
+    if (now != was) return "node " + std::to_string(nodes) + " is " + now + ", was " + was;
+    return "node " + std::to_string(nodes) + " (" + now +
            "): its saved constants, specialized sizes or edges differ";
   }
-  if (key.node_keys.size() != cached.node_keys.size()) {
-    return "the graph has " + std::to_string(key.node_keys.size()) + " nodes, the closest cached " +
-           "graph " + std::to_string(cached.node_keys.size());
+  if (a.nodes.size() != b.nodes.size()) {
+    return "the graph has " + std::to_string(a.nodes.size()) + " nodes, the closest cached " +
+           "graph " + std::to_string(b.nodes.size());
   }
-  for (size_t i = 0; i < key.input_metas.size() && i < cached.input_metas.size(); ++i) {
-    if (key.input_metas[i] != cached.input_metas[i]) {
-      return "input " + std::to_string(i) +
-             ": its dtype, device, sizes, strides, requires_grad or .grad presence differ";
-    }
+  const size_t inputs = shared(a.inputs, b.inputs);
+  if (inputs < a.inputs.size() && inputs < b.inputs.size()) {
+    return "input " + std::to_string(inputs) +
+           ": its dtype, device, sizes, strides, requires_grad or .grad presence differ";
   }
-  if (key.input_metas.size() != cached.input_metas.size()) return "the number of inputs differs";
-  for (size_t i = 0; i < key.sizes.size() && i < cached.sizes.size(); ++i) {
-    if (key.sizes[i] != cached.sizes[i]) {
-      return "specialized size " + std::to_string(i) + " is " + std::to_string(key.sizes[i]) +
-             ", was " + std::to_string(cached.sizes[i]);
-    }
+  if (a.inputs.size() != b.inputs.size()) return "the number of inputs differs";
+  const size_t sizes = shared(a.sizes, b.sizes);
+  if (sizes < a.sizes.size() && sizes < b.sizes.size()) {
+    return "specialized size " + std::to_string(sizes) + " is " +
+           std::to_string(read<int64_t>(a.sizes[sizes])) + ", was " +
+           std::to_string(read<int64_t>(b.sizes[sizes]));
   }
-  for (size_t i = 0; i < key.scalars.size() && i < cached.scalars.size(); ++i) {
-    if (key.scalars[i] != cached.scalars[i]) {
-      return "lifted scalar " + std::to_string(i) + " is " + scalar_text(key.scalars[i]) +
-             ", was " + scalar_text(cached.scalars[i]);
-    }
+  const size_t scalars = shared(a.scalars, b.scalars);
+  if (scalars < a.scalars.size() && scalars < b.scalars.size()) {
+    return "lifted scalar " + std::to_string(scalars) + " is " + scalar_text(a.scalars[scalars]) +
+           ", was " + scalar_text(b.scalars[scalars]);
   }
   return "the number of sizes or scalars differs";
 }

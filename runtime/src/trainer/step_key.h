@@ -4,26 +4,30 @@
 // guards upstream: tensor metadata, specialized sizes and lifted scalars' values.
 
 #include <string>
+#include <typeinfo>
 #include <vector>
 
 #include "capture/graph_walk.h"
 
 namespace ca::detail {
 
-/// A step's key, kept in parts so that a miss can say where two steps differ.
+/// A step's key: its parts' bytes one after another in one buffer (a step allocates a handful of
+/// buffers, not one per node), with where each part ends, so that a miss can say where two steps
+/// differ.
 struct StepKey {
-  std::vector<std::string> node_keys;    ///< per node, in order: type + specialized bytes
-  std::vector<std::string> node_names;   ///< per node: its name(), for messages
-  std::vector<std::string> input_metas;  ///< per tensor input: dtype, device, sizes, ...
-  std::vector<int64_t> sizes;            ///< specialized size inputs
-  std::vector<std::string> scalars;      ///< lifted scalars (custom functions' saved_data ...)
-  std::string options;                   ///< the backward options that matter
+  std::string options;  ///< the backward options that matter, and the tapped gradients
+  std::string bytes;    ///< node keys, then input metas, then sizes, then scalars
+  /// End offsets in `bytes` of each node key, input meta, specialized size and lifted scalar.
+  std::vector<uint32_t> node_ends, input_ends, size_ends, scalar_ends;
+  /// Per node: its type (the bytes hold only its hash code), for equality and messages.
+  std::vector<const std::type_info*> node_types;
 
   /// A hash of every part, for lookups; equal keys have equal hashes.
   size_t hash() const;
   bool operator==(const StepKey& o) const {
-    return options == o.options && node_keys == o.node_keys && input_metas == o.input_metas &&
-           sizes == o.sizes && scalars == o.scalars;
+    return options == o.options && bytes == o.bytes && node_ends == o.node_ends &&
+           input_ends == o.input_ends && size_ends == o.size_ends && scalar_ends == o.scalar_ends &&
+           node_types == o.node_types;
   }
 };
 
