@@ -197,7 +197,9 @@ std::string node_label(const AgNode& node, size_t index) {
 std::unique_ptr<GraphWalk> walk_from_root(NodePtr root, bool keys, const WalkTargets& targets) {
   auto walk = std::make_unique<GraphWalk>();
   walk->root = std::move(root);
-  select_nodes(*walk, order_nodes(walk->root), targets);
+  std::vector<NodePtr> all = order_nodes(walk->root);
+  walk->compiler.node_calls.reserve(all.size());  // every node and edge target gets a call
+  select_nodes(*walk, std::move(all), targets);
   collect_all(*walk, walk->order, keys);
   select_taps(*walk, targets);
   return walk;
