@@ -144,6 +144,23 @@ TEST(CompiledBackward, ChangedCtcTargetLengthsMissWithTheSameShapes) {
   EXPECT_EQ(cb.stats().misses, 2u);
 }
 
+// Upstream's CacheKey keeps a node key's length in 16 bits: a key past 64 KiB must still be
+// compared whole. Here ctc_loss's target lengths (int64 each, 9000 of them, so ~140 KiB of key)
+// differ only in the last one.
+TEST(CompiledBackward, NodeKeysLongerThan64KiBAreComparedWhole) {
+  constexpr int64_t kBatch = 9000;
+  torch::manual_seed(11);
+  const at::Tensor targets = torch::randint(1, 4, {kBatch, 2}, torch::kLong);
+  auto loss_of = [&](const Params& p, int step) {
+    std::vector<int64_t> lengths(kBatch, 2);
+    lengths.back() = step == 0 ? 2 : 1;
+    return torch::ctc_loss(p[0].log_softmax(2), targets, std::vector<int64_t>(kBatch, 5), lengths);
+  };
+  CompiledBackward cb;
+  expect_matches_eager(cb, loss_of, params({{5, kBatch, 4}}), 2);
+  EXPECT_EQ(cb.stats().misses, 2u);
+}
+
 TEST(CompiledBackward, AChangedDtypeMisses) {
   torch::manual_seed(5);
   CompiledBackward cb;

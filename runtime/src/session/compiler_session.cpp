@@ -91,6 +91,22 @@ CompilerSession::CompilerSession(CompilerCalls& calls)
 
 CompilerSession::~CompilerSession() = default;
 
+namespace {
+
+// Upstream's CacheKey keeps a node key's length in 16 bits (CompiledNodeArgs::key()), so a key
+// past 64 KiB would be compared by a prefix only and a changed constant past it would replay
+// stale. The whole length is a private member; explicit instantiation may name it (access checks
+// do not apply to its template arguments), which is how this reads it.
+using KeySizeMember = size_t dyn::CompiledNodeArgs::*;
+KeySizeMember key_size_member();
+template <KeySizeMember M>
+struct KeySizeAccess {
+  friend KeySizeMember key_size_member() { return M; }
+};
+template struct KeySizeAccess<&dyn::CompiledNodeArgs::_specialization_key_size>;
+
+}  // namespace
+
 void collect_node(dyn::AutogradCompilerCall& compiler, dyn::NodeCall& call,
                   torch::autograd::Node& node, bool with_edges, std::string* key) {
   dyn::CompiledNodeArgs args(compiler, call);
@@ -100,7 +116,7 @@ void collect_node(dyn::AutogradCompilerCall& compiler, dyn::NodeCall& call,
     const dyn::CacheKey k = args.key();
     const size_t type = k.node_type.hash_code();
     key->append(reinterpret_cast<const char*>(&type), sizeof type);
-    key->append(reinterpret_cast<const char*>(k.key), k.key_size);
+    key->append(reinterpret_cast<const char*>(k.key), args.*key_size_member());
   }
 }
 
