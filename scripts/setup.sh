@@ -6,7 +6,7 @@ source "$(dirname "$0")/env.sh"
 start=$(date +%s)
 
 debs=(cmake g++ ninja-build python3-venv libflatbuffers-dev flatbuffers-compiler libgtest-dev
-      libbenchmark-dev clang-format libxxhash-dev)
+      libbenchmark-dev clang-format libxxhash-dev nlohmann-json3-dev)
 missing=()
 for p in "${debs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if ((${#missing[@]})); then
