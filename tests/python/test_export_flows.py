@@ -83,6 +83,18 @@ def test_an_existing_grad_is_accumulated_into(tmp_path, replay):
     torch.testing.assert_close(got[0], 0.5 + 2 * w.detach(), rtol=1e-6, atol=1e-7)
 
 
+def test_autograd_grad_returns_graph_outputs(tmp_path, replay):
+    torch.manual_seed(0)
+    w, x = torch.randn(3, requires_grad=True), torch.randn(3, requires_grad=True)
+    with ca_export.capture(str(tmp_path), log=None) as cap:
+        want = torch.autograd.grad((w * x).sin().sum(), [w, x])
+    assert len(cap.graphs[0].graph.outputs) == 2 and not cap.graphs[0].graph.grad_targets()
+    got = replay_step(tmp_path)
+    for g, e in zip(got, want):
+        torch.testing.assert_close(g, e, rtol=1e-6, atol=1e-7)
+    assert torch.allclose(want[0], x.detach() * (w * x).detach().cos())
+
+
 def test_static_export_bakes_sizes(tmp_path, replay):
     torch.manual_seed(0)
     m, x = nn.Linear(4, 3), torch.randn(8, 4)
