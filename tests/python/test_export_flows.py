@@ -143,6 +143,13 @@ def test_summary_line_per_file(tmp_path, replay):
     assert all(os.path.exists(p) for p in written)
 
 
+def test_a_missing_replay_binary_is_named_before_any_backward(tmp_path, monkeypatch):
+    monkeypatch.setenv("CA_REPLAY", str(tmp_path / "no-replay"))
+    with pytest.raises(ca_export.SchemaTableError, match=r"no-replay.*set CA_REPLAY"):
+        with ca_export.capture(str(tmp_path / "out"), log=None):
+            pass
+
+
 def test_module_help_names_the_replay_binary_variables():
     r = subprocess.run([sys.executable, "-m", "ca_export", "--help"], capture_output=True,
                        text=True, env={**os.environ, "PYTHONPATH": str(ROOT / "python")})
