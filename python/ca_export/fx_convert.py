@@ -304,7 +304,24 @@ class Converter(torch.fx.Interpreter):
 
     def finish(self) -> ir.Graph:
         self.ir.op_schemas = [self.used_ops[k] for k in sorted(self.used_ops)]
+        name_inputs_by_first_use(self.ir)
         return self.ir
+
+
+def name_inputs_by_first_use(g: ir.Graph) -> None:
+    """Names tensor inputs as C++ capture does: "grad_output.K" (a grad a node receives),
+    "saved.K.<Op>" (a packed arg), "param.K" (a leaf that requires grad, named so at binding)."""
+    named = set()
+    for n in g.nodes:
+        uses = [(v, "grad_output.{}") for v in n.inputs]
+        uses += [(v, "saved.{}." + (n.op or n.kind)) for a in n.args for v in a.refs()]
+        for v, pattern in uses:
+            if v < 0 or v >= len(g.inputs) or v in named:
+                continue
+            named.add(v)
+            gi = g.inputs[v]
+            if gi.kind == "Tensor" and not gi.name.startswith("param."):
+                gi.name = pattern.format(v)
 
 
 def refusal(n: torch.fx.Node, where: str, first: Any) -> str:

@@ -1,5 +1,6 @@
 """The same five models captured in C++ (tests/export_twin/twin_capture.cpp) and exported from
-Python give graphs with the same sequence of functional ops."""
+Python give graphs with the same sequence of functional ops and the same graph inputs (names,
+order, dtype, shape)."""
 import difflib
 import re
 
@@ -12,6 +13,7 @@ from conftest import run, tool
 from export_util import Step, export, params
 
 FUNCTIONAL = re.compile(r"^\s+\d+ functional (\w+)", re.M)
+INPUT = re.compile(r"^\s+(%\d+ .*)$", re.M)
 
 
 def py_linear():
@@ -48,10 +50,15 @@ TWINS = {"linear": py_linear, "mlp": py_mlp, "conv": py_conv, "layer_norm": py_l
          "log_softmax": py_log_softmax}
 
 
-def op_sequence(replay, graph):
+def dump(replay, graph):
     r = run(replay, "--dump", graph)
     assert r.returncode == 0, r.stderr
-    return FUNCTIONAL.findall(r.stdout)
+    return FUNCTIONAL.findall(r.stdout), INPUT.findall(r.stdout)
+
+
+def same(cpp, py, what):
+    diff = "\n".join(difflib.unified_diff(cpp, py, "C++ capture", "Python export", lineterm=""))
+    assert cpp == py and cpp, f"{what} differ:\n{diff}"
 
 
 @pytest.mark.parametrize("name", sorted(TWINS))
@@ -62,8 +69,7 @@ def test_cpp_capture_and_python_export_run_the_same_ops(name, tmp_path, replay):
     assert r.returncode == 0, r.stderr
     torch.manual_seed(0)
     export(TWINS[name](), tmp_path / "py", dynamic=False)
-    cpp_ops = op_sequence(replay, cpp_graph)
-    py_ops = op_sequence(replay, tmp_path / "py" / "bwd.fb")
-    diff = "\n".join(difflib.unified_diff(cpp_ops, py_ops, "C++ capture", "Python export",
-                                          lineterm=""))
-    assert cpp_ops == py_ops and cpp_ops, f"op sequences differ:\n{diff}"
+    cpp_ops, cpp_inputs = dump(replay, cpp_graph)
+    py_ops, py_inputs = dump(replay, tmp_path / "py" / "bwd.fb")
+    same(cpp_ops, py_ops, "op sequences")
+    same(cpp_inputs, py_inputs, "graph inputs")
