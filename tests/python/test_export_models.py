@@ -1,7 +1,8 @@
 """ca_export round trips: each model's backward exported from torch's compiled autograd, replayed
 by the `replay` binary, compared with expected.pt (what torch's graph produced) and with eager
-autograd. Tolerances: rtol 1e-6 where replay runs the nodes in eager's order; 1e-5 where gradient
-sums or kernels (conv, BatchNorm, attention, RNNs) may differ from eager in the last bits."""
+autograd. Tolerance 1e-6 relative for float32 (1e-12 for float64): replay runs the ops eager runs,
+in an order where every gradient sum adds its terms as eager does. Measured 2026-12-03: every
+model below is bitwise equal to eager autograd (and to expected.pt)."""
 import pytest
 import torch
 import torch.nn as nn
@@ -35,14 +36,14 @@ def mlp():
 def conv_batchnorm():
     m = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU())
     x = torch.randn(2, 3, 8, 8)
-    return Step(lambda: m(x).pow(2).mean(), params(m)), 1e-5
+    return Step(lambda: m(x).pow(2).mean(), params(m)), 1e-6
 
 
 @seeded
 def pooling():
     m = nn.Conv2d(2, 3, 3)
     x = torch.randn(2, 2, 10, 10)
-    return Step(lambda: (F.max_pool2d(m(x), 2) + F.avg_pool2d(m(x), 2)).sum(), params(m)), 1e-5
+    return Step(lambda: (F.max_pool2d(m(x), 2) + F.avg_pool2d(m(x), 2)).sum(), params(m)), 1e-6
 
 
 @seeded
@@ -56,7 +57,7 @@ def embedding():
 def layer_norm():
     ln, fc = nn.LayerNorm(6), nn.Linear(6, 6)
     x = torch.randn(8, 6)
-    return Step(lambda: ln(fc(x)).pow(2).sum(), params(ln, fc)), 1e-5
+    return Step(lambda: ln(fc(x)).pow(2).sum(), params(ln, fc)), 1e-6
 
 
 @seeded
@@ -64,26 +65,26 @@ def softmax_log_softmax():
     fc = nn.Linear(5, 4)
     x, y = torch.randn(8, 5), torch.randint(0, 4, (8,))
     return Step(lambda: F.nll_loss(F.log_softmax(fc(x), 1), y) + F.softmax(fc(x), 1)[:, 0].sum(),
-                params(fc)), 1e-5
+                params(fc)), 1e-6
 
 
 @seeded
 def attention():
     attn = nn.MultiheadAttention(8, 2, batch_first=True)
     x = torch.randn(2, 5, 8)
-    return Step(lambda: attn(x, x, x)[0].pow(2).sum(), params(attn)), 1e-5
+    return Step(lambda: attn(x, x, x)[0].pow(2).sum(), params(attn)), 1e-6
 
 
 @seeded
 def lstm():
     rnn, x = nn.LSTM(4, 6, batch_first=True), torch.randn(3, 5, 4)
-    return Step(lambda: rnn(x)[0].pow(2).sum(), params(rnn)), 1e-5
+    return Step(lambda: rnn(x)[0].pow(2).sum(), params(rnn)), 1e-6
 
 
 @seeded
 def gru():
     rnn, x = nn.GRU(4, 6), torch.randn(5, 3, 4)
-    return Step(lambda: rnn(x)[0].sum(), params(rnn)), 1e-5
+    return Step(lambda: rnn(x)[0].sum(), params(rnn)), 1e-6
 
 
 @seeded
@@ -143,4 +144,4 @@ MODELS = [linear, mlp, conv_batchnorm, pooling, embedding, layer_norm, softmax_l
 @pytest.mark.parametrize("make", MODELS, ids=[m.__name__ for m in MODELS])
 def test_model_round_trip(make, tmp_path, replay):
     step, rtol = make()
-    export_replay_compare(step, tmp_path, rtol=rtol, atol=rtol)
+    export_replay_compare(step, tmp_path, rtol=rtol, atol=rtol / 10)
