@@ -5,11 +5,18 @@
         loss.backward()                       # writes bwd.fb, batch.pt, expected.pt
     # then: replay --graph out/model/bwd.fb --inputs out/model/batch.pt --check out/model/expected.pt
 
-See `python -m ca_export --help`."""
-from .exporter import Capture, ExportedGraph, capture
-from .fb_write import graph_bytes, save_graph
-from .schema_table import SchemaTableError, replay_binary
-from .typed_args import ExportError
+See `python -m ca_export --help`. Names load on first use, so that `--help` needs no torch."""
+import importlib
 
-__all__ = ["capture", "Capture", "ExportedGraph", "ExportError", "SchemaTableError",
-           "replay_binary", "graph_bytes", "save_graph"]
+_HOMES = {"capture": "exporter", "Capture": "exporter", "ExportedGraph": "exporter",
+          "graph_bytes": "fb_write", "save_graph": "fb_write",
+          "SchemaTableError": "schema_table", "replay_binary": "schema_table",
+          "ExportError": "typed_args"}
+
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name):
+    if name not in _HOMES:
+        raise AttributeError(f"module 'ca_export' has no attribute '{name}'")
+    return getattr(importlib.import_module(f".{_HOMES[name]}", __name__), name)

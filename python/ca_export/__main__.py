@@ -5,7 +5,6 @@ import argparse
 import runpy
 import sys
 
-from .exporter import capture
 from .schema_table import ENV_BUILD, ENV_REPLAY, SchemaTableError, replay_binary
 
 DESCRIPTION = f"""\
@@ -51,6 +50,8 @@ def main(argv=None) -> int:
             return 0
         if not o.script or not o.out:
             p.error("give --out DIR and SCRIPT")
+        from .exporter import capture  # imports torch: not needed for --help
+
         sys.argv = [o.script, *o.args]
         with capture(o.out, dynamic=not o.static):
             runpy.run_path(o.script, run_name="__main__")
