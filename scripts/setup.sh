@@ -6,7 +6,8 @@ source "$(dirname "$0")/env.sh"
 start=$(date +%s)
 
 debs=(cmake g++ ninja-build python3-venv libflatbuffers-dev flatbuffers-compiler libgtest-dev
-      libbenchmark-dev clang-format libxxhash-dev libcli11-dev)
+      libbenchmark-dev clang-format libxxhash-dev libcli11-dev
+      nlohmann-json3-dev)
 missing=()
 for p in "${debs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if ((${#missing[@]})); then
@@ -28,6 +29,19 @@ if ! "$CA_VENV/bin/python" -c "import torch, sys; sys.exit(torch.__version__.spl
   "$CA_VENV/bin/pip" install -q "torch==$CA_TORCH_VERSION" numpy pytest 2>&1 | grep -v "is ignored" || true
 fi
 "$CA_VENV/bin/python" -c "import torch, numpy, pytest" || { log "venv is incomplete"; exit 1; }
+
+# The Python exporter (python/ca_export): its FlatBuffers code is generated from the schema here,
+# never committed; the package is installed editable, so it is the checkout's own code.
+flatc --python -o "$CA_ROOT/python/ca_export/_generated" "$CA_ROOT/schema/ca_graph.fbs"
+touch "$CA_ROOT/python/ca_export/_generated/__init__.py"
+if ! "$CA_VENV/bin/python" -c "import flatbuffers, xxhash" 2>/dev/null; then
+  log "installing flatbuffers and xxhash into $CA_VENV"
+  "$CA_VENV/bin/pip" install -q "flatbuffers==24.3.25" "xxhash==3.5.0" 2>&1 | grep -v "is ignored" || true
+fi
+if ! "$CA_VENV/bin/python" -c "import ca_export, sys; sys.exit(not ca_export.__file__.startswith('$CA_ROOT/'))" 2>/dev/null; then
+  log "installing ca_export (editable) from $CA_ROOT/python"
+  "$CA_VENV/bin/pip" install -q --no-build-isolation --no-deps -e "$CA_ROOT/python" 2>&1 | grep -v "is ignored" || true
+fi
 log "torch $("$CA_VENV/bin/python" -c 'import torch; print(torch.__version__)') in $CA_VENV"
 
 torch_cmake=$("$CA_VENV/bin/python" -c 'import torch.utils; print(torch.utils.cmake_prefix_path)')

@@ -49,6 +49,8 @@ def tensors():
     ]
 if mode == "save":
     torch.save(tensors(), path)
+elif mode == "save_one":  # pickled with APPEND, not APPENDS
+    torch.save(tensors()[:1], path)
 elif mode == "save_tuple":
     torch.save(tuple(tensors()), path)
 elif mode == "save_dict":
@@ -109,6 +111,12 @@ TEST_F(TensorIo, PythonSaveLoadsInCpp) {
   expect_same(got, expected_tensors());
   EXPECT_EQ(got[4].dim(), 0);
   EXPECT_EQ(got[5].strides(), expected_tensors()[5].strides());  // views keep their strides
+}
+
+TEST_F(TensorIo, PythonOneTensorListLoadsInCpp) {
+  const std::string path = test::temp_path("one.pt");
+  ASSERT_EQ(python("save_one", path), 0);
+  expect_same(load_tensors(path), {expected_tensors()[0]});
 }
 
 TEST_F(TensorIo, PythonTupleLoadsInCpp) {

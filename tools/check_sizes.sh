@@ -5,7 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 max="${1:-400}"
 mapfile -t files < <(git ls-files '*.cpp' '*.h' '*.py' '*.sh' '*.fbs' 'CMakeLists.txt' '*/CMakeLists.txt')
-wc -l "${files[@]}" | grep -v ' total$' | sort -rn | head -n 5
+# sed, not head, reads all of sort's output: head's early exit would SIGPIPE sort (pipefail).
+wc -l "${files[@]}" | grep -v ' total$' | sort -rn | sed -n 1,5p
 over=$(wc -l "${files[@]}" | grep -v ' total$' | awk -v m="$max" '$1 > m {print}')
 if [[ -n "$over" ]]; then
   echo "files over the $max-line budget:" >&2

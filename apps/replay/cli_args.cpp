@@ -57,7 +57,9 @@ Usage:
          [--rtol R] [--atol A]] [--bench N] [--profile] [--json]
   replay --verify bwd.fb       check a graph file; print a one-line summary or the error
   replay --dump bwd.fb         print the graph, one node per line
-  replay --list-ops            print every resolved built-in op
+  replay --list-ops [--json]   print every resolved built-in op; with --json, every op's
+                               packed-args schema as one JSON object on stdout (the table the
+                               Python exporter ca_export types packed args with)
 
 Options:
   --graph FILE        graph written by a ca-replay capture or exporter (FlatBuffers .fb)

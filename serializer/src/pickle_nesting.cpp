@@ -108,6 +108,9 @@ class NestingScan {
         add_items(first - 1, first);
         break;
       }
+      case Op::APPEND:  // what Python pickles a one-item list with
+        add_items(top_items(2), top_items(1));
+        break;
       case Op::SETITEM:
         add_items(top_items(3), top_items(2));
         break;

@@ -5,11 +5,14 @@ import os
 import pathlib
 import struct
 import subprocess
+import sys
 
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BUILD = pathlib.Path(os.environ.get("CA_BUILD", ROOT / "build"))
+# The exporter under test is this checkout's, whatever the shared venv has installed.
+sys.path.insert(0, str(ROOT / "python"))
 
 
 def tool(*parts):

@@ -105,10 +105,13 @@ struct Arg {
   static Arg tuple(std::vector<Arg> items);
 };
 
+/// A TensorMeta size that any size matches: a dimension of a graph exported with dynamic shapes.
+inline constexpr int64_t kDynamicSize = -1;
+
 /// Static metadata of a tensor graph input, checked when inputs are bound.
 struct TensorMeta {
   c10::ScalarType dtype = c10::ScalarType::Float;
-  std::vector<int64_t> sizes;
+  std::vector<int64_t> sizes;  ///< kDynamicSize where any size is accepted
   c10::Device device{c10::kCPU};
   bool requires_grad = false;
 

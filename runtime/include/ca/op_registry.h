@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "ca/graph.h"
+
 namespace ca {
 
 namespace detail {
@@ -22,6 +24,7 @@ struct RegistryAccess;
 struct OpInfo {
   std::string name;                    ///< e.g. "MulBackward0"
   std::vector<std::string> arg_types;  ///< c10 type of each packed arg: "bool[]", "Tensor", ...
+  std::vector<ArgType> types;          ///< the same types as IR ArgTypes (what a graph records)
   bool is_custom_function = false;     ///< registered by a trainer; its schema comes per call
   /// Length of the `needs_input_grad` flags the op unpacks first, or -1 when unknown.
   int64_t needs_input_grad_count = -1;

@@ -38,8 +38,11 @@ void check_input(const GraphInput& gi, size_t k, const at::Tensor& t) {
     return;
   }
   const TensorMeta& m = gi.meta;
-  if (t.scalar_type() != m.dtype || t.sizes() != c10::IntArrayRef(m.sizes) ||
-      t.device() != m.device) {
+  bool sizes_fit = t.dim() == static_cast<int64_t>(m.sizes.size());
+  for (size_t d = 0; sizes_fit && d < m.sizes.size(); ++d) {
+    sizes_fit = m.sizes[d] == kDynamicSize || t.size(static_cast<int64_t>(d)) == m.sizes[d];
+  }
+  if (t.scalar_type() != m.dtype || !sizes_fit || t.device() != m.device) {
     throw InputError(at() + ": expected " + describe(m.dtype, m.sizes, m.device) + ", got " +
                      describe(t.scalar_type(), t.sizes(), t.device()));
   }

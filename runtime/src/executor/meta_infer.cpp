@@ -5,6 +5,7 @@
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/grad_mode.h>
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <unordered_map>
@@ -81,7 +82,9 @@ class Inferrer {
       if (in.kind != GraphInput::Kind::kTensor) continue;  // value unchecked: stays unknown
       if (device_ && *device_ != in.meta.device) return false;
       device_ = in.meta.device;
-      metas_[k] = {ValueMeta::State::kKnown, in.meta.dtype, in.meta.sizes};
+      const auto& sizes = in.meta.sizes;
+      if (std::find(sizes.begin(), sizes.end(), kDynamicSize) != sizes.end()) continue;
+      metas_[k] = {ValueMeta::State::kKnown, in.meta.dtype, sizes};
     }
     return device_.has_value();
   }
@@ -184,6 +187,10 @@ class Inferrer {
   // Outputs get what validate_outputs would make of the inputs; true when it provably changes
   // nothing (so the node can be elided).
   bool validate(const Node& n, const MetadataList& metadata) {
+    if (arg_has_refs(n.args.at(0))) {  // symbolic sizes (read as 0 at load): nothing is known
+      for (ValueId v : n.outputs) set(v, ValueMeta());
+      return false;
+    }
     bool noop = true;
     for (size_t k = 0; k < n.inputs.size(); ++k) {
       const ValueMeta in = meta_of(n.inputs[k]);

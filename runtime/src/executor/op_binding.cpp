@@ -24,9 +24,20 @@ std::string where(size_t i, const Node& n) {
 at::Tensor no_tensor(ValueId) { return at::Tensor(); }
 int64_t no_int(ValueId) { return 0; }
 
-// A constant arg (no refs) as an IValue.
+bool has_tensor_refs(const Arg& a) {
+  if (a.kind == Arg::Kind::kTensor && a.ref != kNoValue) return true;
+  for (const Arg& item : a.items) {
+    if (has_tensor_refs(item)) return true;
+  }
+  return false;
+}
+
+// A builtin node's arg as an IValue: no tensor references; symbolic sizes (graphs exported with
+// dynamic shapes) read as 0 here, enough to check the shape of the arg, and are rebound per run.
 c10::IValue constant(const Arg& arg, const std::string& at) {
-  if (arg_has_refs(arg)) throw FormatError(at + ": expected a constant, found a value reference");
+  if (has_tensor_refs(arg)) {
+    throw FormatError(at + ": expected a constant, found a tensor reference");
+  }
   return ivalue_from_arg(arg, no_tensor, no_int);
 }
 
@@ -136,6 +147,16 @@ void throw_missing(const Missing& missing) {
 }
 
 }  // namespace
+
+MetadataList rebind_metadata(const Arg& metadata, const SizeOf& size_of) {
+  return dyn::IValuePacker<MetadataList>::unpack(ivalue_from_arg(metadata, no_tensor, size_of));
+}
+
+CopySlicesGeometry rebind_geometry(const Arg& base, const Arg& view, const SizeOf& size_of) {
+  using Packer = dyn::IValuePacker<at::TensorGeometry>;
+  return CopySlicesGeometry{Packer::unpack(ivalue_from_arg(base, no_tensor, size_of)),
+                            Packer::unpack(ivalue_from_arg(view, no_tensor, size_of))};
+}
 
 std::vector<BoundNode> bind_ops(const Graph& graph, bool allow_version_mismatch,
                                 SchemaReport* schemas) {

@@ -7,6 +7,7 @@
 #include <ATen/core/ivalue.h>
 #include <torch/csrc/autograd/input_metadata.h>
 
+#include <functional>
 #include <optional>
 #include <variant>
 #include <vector>
@@ -50,5 +51,13 @@ using BoundNode = std::variant<std::monostate, OpCall, MetadataList, CopySlicesG
 /// does not resolve. `schemas` receives the schema comparison.
 std::vector<BoundNode> bind_ops(const Graph& graph, bool allow_version_mismatch,
                                 SchemaReport* schemas);
+
+/// Reads a symbolic size's current value on each run.
+using SizeOf = std::function<int64_t(ValueId)>;
+/// A validate_outputs node's metadata whose sizes are symbolic (a graph exported with dynamic
+/// shapes), built from the current sizes. The arg's shape was checked by bind_ops.
+MetadataList rebind_metadata(const Arg& metadata, const SizeOf& size_of);
+/// A copy_slices_prologue node's geometry with symbolic sizes, built from the current sizes.
+CopySlicesGeometry rebind_geometry(const Arg& base, const Arg& view, const SizeOf& size_of);
 
 }  // namespace ca::detail

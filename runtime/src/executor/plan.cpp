@@ -77,6 +77,7 @@ class Planner {
       }
       case NodeKind::kValidateOutputs:
         s.payload = ValidateStep{std::move(std::get<MetadataList>(bound))};
+        add_symbolic_args(n, s);
         break;
       case NodeKind::kAccumulate:
         s.payload = AccumulateStep{};
@@ -86,12 +87,19 @@ class Planner {
         break;
       case NodeKind::kCopySlicesPrologue:
         s.payload = std::move(std::get<CopySlicesGeometry>(bound));
+        add_symbolic_args(n, s);
         break;
       case NodeKind::kCopySlicesEpilogue:
         s.payload = std::move(std::get<CopySlicesFlags>(bound));
         break;
     }
     return s;
+  }
+
+  void add_symbolic_args(const Node& n, Step& s) const {
+    const bool symbolic = std::any_of(n.args.begin(), n.args.end(), has_refs);
+    if (!symbolic) return;
+    for (const Arg& a : n.args) s.symbolic_args.push_back(remapped(a));
   }
 
   // Slots for every reference in arg `j`; args that hold references inside a dict (or deeper
@@ -157,6 +165,7 @@ void collect_refs(const Arg& a, std::vector<ValueId>& out) {
 
 std::vector<ValueId> reads_of(const Step& s) {
   std::vector<ValueId> refs = s.inputs;
+  for (const Arg& a : s.symbolic_args) collect_refs(a, refs);
   if (const auto* c = std::get_if<CallStep>(&s.payload)) {
     for (const SlotPath& slot : c->slots) refs.push_back(slot.value);
     for (const auto& [j, arg] : c->rebuilt) collect_refs(arg, refs);

@@ -51,6 +51,9 @@ struct Step {
   std::vector<ValueId> outputs;
   std::vector<ValueId> frees;  ///< values dead once this step ran
   StepPayload payload;
+  /// validate_outputs / copy_slices_prologue args that hold symbolic sizes (graphs exported with
+  /// dynamic shapes), value ids mapped: the payload is rebound from them on each run.
+  std::vector<Arg> symbolic_args;
 };
 
 /// Counters of what load did, for reports and tests.

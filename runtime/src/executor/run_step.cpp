@@ -136,16 +136,23 @@ struct StepRunner {
     f.stack.clear();
   }
 
+  int64_t size_of(ValueId v) const { return get(f.values, v).item<int64_t>(); }
+
   void operator()(const ValidateStep& v) const {
+    MetadataList rebound;
+    if (!s.symbolic_args.empty()) {
+      rebound = rebind_metadata(s.symbolic_args[0], [this](ValueId id) { return size_of(id); });
+    }
+    const MetadataList& metadata = s.symbolic_args.empty() ? v.metadata : rebound;
     gather(s, f);
     bool conforms = true;
     for (size_t k = 0; k < f.grads.size() && conforms; ++k) {
       conforms =
-          !v.metadata[k] || !f.grads[k].defined() || metadata_accepts(*v.metadata[k], f.grads[k]);
+          !metadata[k] || !f.grads[k].defined() || metadata_accepts(*metadata[k], f.grads[k]);
     }
     if (!conforms) {
       OpScope scope(obs, s.node);
-      torch::autograd::validate_outputs(v.metadata, f.grads,
+      torch::autograd::validate_outputs(metadata, f.grads,
                                         [](const std::string& msg) { return msg; });
     }
     scatter(s, f.grads, f.values);
@@ -185,7 +192,13 @@ struct StepRunner {
   }
 };
 
-void StepRunner::operator()(const CopySlicesGeometry& p) const {
+void StepRunner::operator()(const CopySlicesGeometry& fixed) const {
+  CopySlicesGeometry rebound;
+  if (!s.symbolic_args.empty()) {
+    auto size = [this](ValueId id) { return size_of(id); };
+    rebound = rebind_geometry(s.symbolic_args.at(0), s.symbolic_args.at(1), size);
+  }
+  const CopySlicesGeometry& p = s.symbolic_args.empty() ? fixed : rebound;
   const at::Tensor& grad = get(f.values, s.inputs[0]);
   if (!grad.defined()) {
     for (size_t k = 0; k < 3; ++k) set(k, at::Tensor());

@@ -5,6 +5,7 @@
 #include <shared_mutex>
 #include <unordered_map>
 
+#include "arg_convert.h"
 #include "ca/custom_function.h"
 #include "ca/error.h"
 #include "ca/version.h"
@@ -65,8 +66,12 @@ OpInfo OpRegistry::info(const std::string& name) const {
                           runtime_torch_version() +
                           " and not registered as a custom function (CA_REGISTER_FUNCTION)");
   }
-  OpInfo info{e->name, {}, e->is_custom_function, e->needs_input_grad_count};
-  for (const at::TypePtr& t : e->schema) info.arg_types.push_back(t->str());
+  OpInfo info{e->name, {}, {}, e->is_custom_function, e->needs_input_grad_count};
+  for (size_t i = 0; i < e->schema.size(); ++i) {
+    info.arg_types.push_back(e->schema[i]->str());
+    info.types.push_back(
+        detail::arg_type_of(e->schema[i], name + " schema[" + std::to_string(i) + "]"));
+  }
   return info;
 }
 

@@ -1,0 +1,115 @@
+// Graphs exported with dynamic shapes (ca_export with dynamic=True): sizes are int graph inputs,
+// tensor dims recorded as kDynamicSize accept any size, and validate_outputs / copy_slices
+// metadata that holds symbolic sizes is rebuilt from the current sizes on each run.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "ca/error.h"
+#include "ca/executor.h"
+#include "sample_graphs.h"
+#include "test_util.h"
+
+namespace ca {
+namespace {
+
+using K = ArgType::Kind;
+using test::leaf;
+using test::sym_int;
+
+Arg sizes(std::vector<Arg> items) { return Arg::list(leaf(K::kSymInt), std::move(items)); }
+
+// One InputMetadata as upstream packs it: (options, sizes, is_tensor_subclass, grad_dtype).
+Arg metadata(Arg shape) {
+  Arg device = Arg::integer(0, Arg::Kind::kDevice);
+  Arg options = Arg::tuple({Arg::none(), Arg::none(), device,
+                            Arg::integer(static_cast<int64_t>(c10::kFloat), Arg::Kind::kScalarType),
+                            Arg::integer(0, Arg::Kind::kLayout), Arg::none()});
+  Arg one = Arg::tuple({options, std::move(shape), Arg::boolean(false), Arg::none()});
+  return Arg::list(leaf(K::kAny), {one});
+}
+
+Arg geometry(Arg shape, std::vector<int64_t> strides, int64_t offset) {
+  std::vector<Arg> s;
+  for (int64_t v : strides) s.push_back(Arg::integer(v));
+  return Arg::tuple({std::move(shape), Arg::list(leaf(K::kInt), s), Arg::integer(offset)});
+}
+
+// grad (0-dim) -> SumBackward0 to [n, 3] -> validate_outputs to [n, 3] -> copy_slices_prologue
+// with base [n, 3] and view [1, 3]; `x` ([dynamic, 3]) is bound but unused.
+Graph dynamic_graph() {
+  Graph g;
+  g.torch_version = "";
+  GraphInput grad{GraphInput::Kind::kTensor, "grad", {c10::kFloat, {}, c10::kCPU, false}, 0, 0};
+  GraphInput x{
+      GraphInput::Kind::kTensor, "x", {c10::kFloat, {kDynamicSize, 3}, c10::kCPU, false}, 0, 0};
+  GraphInput n{GraphInput::Kind::kInt, "size.0", {}, 4, 0};
+  g.inputs = {grad, x, n};
+  const Arg n_by_3 = sizes({sym_int(2), Arg::integer(3)});
+  Node sum;
+  sum.kind = NodeKind::kFunctional;
+  sum.op = "SumBackward0";
+  sum.inputs = {0};
+  sum.args = {test::bools({true}), n_by_3};
+  sum.outputs = {3};
+  Node validate;
+  validate.kind = NodeKind::kValidateOutputs;
+  validate.op = "validate_outputs";
+  validate.inputs = {3};
+  validate.args = {metadata(n_by_3)};
+  validate.outputs = {4};
+  Node prologue;
+  prologue.kind = NodeKind::kCopySlicesPrologue;
+  prologue.inputs = {4};
+  prologue.args = {geometry(n_by_3, {3, 1}, 0),
+                   geometry(sizes({Arg::integer(1), Arg::integer(3)}), {3, 1}, 3)};
+  prologue.outputs = {5, 6, 7};
+  g.nodes = {sum, validate, prologue};
+  g.op_schemas = {OpSchema{
+      "SumBackward0",
+      {test::nested(K::kList, {leaf(K::kBool)}), test::nested(K::kList, {leaf(K::kSymInt)})},
+      1,
+      false}};
+  g.num_values = 8;
+  g.outputs = {4, 5, 7};
+  return g;
+}
+
+std::vector<at::Tensor> inputs_for(int64_t n, int64_t x_rows) {
+  return {torch::tensor(2.0f), torch::zeros({x_rows, 3}), torch::tensor(n)};
+}
+
+TEST(ExecutorDynamic, OneGraphReplaysForEverySize) {
+  Executor ex(dynamic_graph());
+  for (int64_t n : {4, 2, 7}) {
+    const auto out = ex.run(inputs_for(n, n + 1));
+    ASSERT_EQ(out.size(), 3u);
+    EXPECT_TRUE(torch::equal(out[0], torch::full({n, 3}, 2.0f))) << n;
+    EXPECT_EQ(out[1].sizes(), (std::vector<int64_t>{n, 3}));
+    EXPECT_TRUE(torch::equal(out[2], torch::full({1, 3}, 2.0f)));  // the view at offset 3
+  }
+}
+
+TEST(ExecutorDynamic, DynamicDimsAcceptAnySizeButKeepRankAndFixedDims) {
+  Executor ex(dynamic_graph());
+  auto inputs = inputs_for(4, 9);
+  EXPECT_NO_THROW(ex.run(inputs));
+  inputs[1] = torch::zeros({9, 4});
+  EXPECT_THROW(ex.run(inputs), InputError);
+  inputs[1] = torch::zeros({9});
+  EXPECT_THROW(ex.run(inputs), InputError);
+}
+
+TEST(ExecutorDynamic, SymbolicMetadataIsNeverElided) {
+  Executor ex(dynamic_graph());
+  EXPECT_EQ(ex.stats().validates_elided, 0u);
+}
+
+TEST(ExecutorDynamic, ATensorReferenceInValidateMetadataIsRefusedAtLoad) {
+  Graph g = dynamic_graph();
+  g.nodes[1].args[0].items[0].items[1].items[0] = Arg::tensor(0);
+  const std::string msg = test::error_of<FormatError>([&] { Executor{g}; });
+  EXPECT_NE(msg.find("expected a constant, found a tensor reference"), std::string::npos) << msg;
+}
+
+}  // namespace
+}  // namespace ca
