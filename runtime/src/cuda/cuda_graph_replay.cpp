@@ -70,7 +70,12 @@ class CudaGraphReplayImpl final : public CudaGraphReplay {
   std::optional<at::cuda::CUDAGraph> graph_;
 };
 
+// One multi-tensor copy (a launch or two, not one per input: a launch-bound backward has
+// hundreds of inputs); the caller's own static buffers are skipped.
 void CudaGraphReplayImpl::copy_in(const std::vector<at::Tensor>& inputs) {
+  std::vector<at::Tensor> dst, src;
+  dst.reserve(inputs.size());
+  src.reserve(inputs.size());
   for (size_t k = 0; k < inputs.size(); ++k) {
     const at::Tensor& in = inputs[k];
     if (!in.defined() || in.data_ptr() == static_inputs_[k].data_ptr()) continue;
@@ -78,8 +83,10 @@ void CudaGraphReplayImpl::copy_in(const std::vector<at::Tensor>& inputs) {
       throw InputError("cuda_graph: input " + std::to_string(k) +
                        " differs in shape or dtype from the captured one");
     }
-    static_inputs_[k].copy_(in, /*non_blocking=*/true);
+    dst.push_back(static_inputs_[k]);
+    src.push_back(in.detach());
   }
+  if (!dst.empty()) at::_foreach_copy_(dst, src, /*non_blocking=*/true);
 }
 
 void CudaGraphReplayImpl::reset_static_grads() {
