@@ -45,10 +45,20 @@ fi
 log "torch $("$CA_VENV/bin/python" -c 'import torch; print(torch.__version__)') in $CA_VENV"
 
 torch_cmake=$("$CA_VENV/bin/python" -c 'import torch.utils; print(torch.utils.cmake_prefix_path)')
+# A CUDA build of torch (2.14.1 from PyPI is one) needs the CUDA toolkit's nvcc to configure and
+# the nvrtc library its wheel ships; the CUDA sources (runtime/src/cuda/) then build too.
+cuda_args=()
+if "$CA_VENV/bin/python" -c "import sys, torch; sys.exit(torch.version.cuda is None)"; then
+  cuda_root="${CUDA_HOME:-/usr/local/cuda}"
+  [[ -x "$cuda_root/bin/nvcc" ]] || { log "torch $CA_TORCH is a CUDA build: needs nvcc in $cuda_root (set CUDA_HOME)"; exit 1; }
+  nvrtc=$("$CA_VENV/bin/python" "$CA_ROOT/scripts/find_nvrtc.py")
+  cuda_args=(-DCUDA_TOOLKIT_ROOT_DIR="$cuda_root" -DCUDA_nvrtc_LIBRARY="$nvrtc")
+  log "CUDA build of torch: toolkit $cuda_root, nvrtc $nvrtc"
+fi
 log "configuring $CA_BUILD"
 cmake -S "$CA_ROOT" -B "$CA_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_PREFIX_PATH="$torch_cmake" -DPython3_EXECUTABLE="$CA_VENV/bin/python" \
-  -DCA_WERROR=ON ${CA_CMAKE_ARGS:-} >/dev/null
+  -DCA_TEST_PYTHON="$CA_VENV/bin/python" -DCA_WERROR=ON "${cuda_args[@]}" ${CA_CMAKE_ARGS:-} >/dev/null
 log "building with $CA_JOBS jobs"
 cmake --build "$CA_BUILD" -j "$CA_JOBS"
 log "set-up done in $(( $(date +%s) - start )) s"

@@ -1,8 +1,21 @@
 #!/usr/bin/env bash
 # Runs every test: sets up and builds first (idempotent), then the size budget, ctest and pytest,
 # and ends with one summary line over all of them.
+# CI runs it against every torch in CA_TORCHES (default "2.13.0 2.14.1": the pinned CPU build,
+# then a CUDA build, whose CUDA sources then compile and whose GPU tests skip without a GPU).
+# CA_TORCH=X runs one release only.
 set -euo pipefail
+if [[ -z "${CA_TORCH:-}" ]]; then
+  total=0
+  for v in ${CA_TORCHES:-2.13.0 2.14.1}; do
+    line=$(CA_TORCH=$v "$0" | tee /dev/stderr | tail -n 1)
+    total=$(( total + $(cut -d' ' -f2 <<<"$line") ))
+  done
+  echo "tests: $total passed, 0 failed"
+  exit 0
+fi
 source "$(dirname "$0")/env.sh"
+log "torch $CA_TORCH: venv $CA_VENV, build $CA_BUILD"
 "$CA_ROOT/scripts/setup.sh"
 start=$(date +%s)
 logs=$(mktemp -d)

@@ -32,7 +32,7 @@ namespace ca::detail {{
 namespace {{
 template <class T>
 NodeSample make_default() {{
-  return {{c10::make_intrusive<T>(), {{}}}};
+  return {{compat::make_node<T>(), {{}}}};  // owned as this torch owns nodes (torch_compat.h)
 }}
 }}  // namespace
 

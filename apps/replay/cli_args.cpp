@@ -49,6 +49,22 @@ LoadOptions load_options(const Options& o) {
   return options;
 }
 
+ExecutorOptions executor_options(const Options& o) {
+  ExecutorOptions options;
+  options.allow_version_mismatch = o.allow_version_mismatch;
+  options.cuda_graph = o.cuda_graph;
+  if (!o.device.empty()) {
+    try {
+      options.device = c10::Device(o.device);
+    } catch (const c10::Error&) {
+      throw Error("--device: expected cpu, cuda or cuda:N, got '" + o.device + "'");
+    }
+    // As the executor reads it: "cuda" is cuda:0.
+    if (options.device->is_cuda() && !options.device->has_index()) options.device->set_index(0);
+  }
+  return options;
+}
+
 std::string usage() {
   return R"(replay: replay a captured PyTorch backward graph without Python.
 
@@ -76,6 +92,11 @@ Options:
          std::to_string(kMaxGraphBytes >> 20) + R"()
   --allow-version-mismatch
                       replay a graph captured with another torch version (at your own risk)
+  --device D          replay on D (cpu, cuda, cuda:N): inputs are moved there at bind, CPU
+                      scalars by upstream's rule; with --verify, print where each CPU scalar
+                      goes and why (a plan only, when no CUDA device is visible)
+  --cuda-graph        replay the whole backward as one CUDA graph (needs --device cuda[:N])
+  --verbose           print the device placement after loading
   --help              this text
 
 Exit status: 0 on success, 1 on a --check mismatch, 2 on any error (message on stderr).
@@ -95,13 +116,19 @@ Options parse_args(int argc, char** argv) {
       {"--rtol", [&](const std::string& v) { o.rtol = parse_double("--rtol", v); }},
       {"--atol", [&](const std::string& v) { o.atol = parse_double("--atol", v); }},
       {"--bench", [&](const std::string& v) { o.bench = parse_count("--bench", v); }},
+      {"--device", [&](const std::string& v) { o.device = v; }},
       {"--max-graph-mb",
        [&](const std::string& v) { o.max_graph_mb = parse_megabytes("--max-graph-mb", v); }},
   };
   const std::map<std::string, bool*> flags = {
-      {"--profile", &o.profile},   {"--json", &o.json},
-      {"--list-ops", &o.list_ops}, {"--allow-version-mismatch", &o.allow_version_mismatch},
-      {"--help", &o.help},         {"-h", &o.help},
+      {"--profile", &o.profile},
+      {"--json", &o.json},
+      {"--list-ops", &o.list_ops},
+      {"--allow-version-mismatch", &o.allow_version_mismatch},
+      {"--help", &o.help},
+      {"-h", &o.help},
+      {"--cuda-graph", &o.cuda_graph},
+      {"--verbose", &o.verbose},
   };
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "ca/executor.h"
 #include "ca/graph_io.h"
 
 namespace ca::cli {
@@ -25,6 +26,9 @@ struct Options {
   bool json = false;                    // --json
   bool list_ops = false;                // --list-ops
   bool allow_version_mismatch = false;  // --allow-version-mismatch
+  std::string device;                   // --device cpu|cuda[:N]
+  bool cuda_graph = false;              // --cuda-graph
+  bool verbose = false;                 // --verbose
   bool help = false;                    // --help
 
   /// --max-graph-mb N: larger graph files are refused before they are read.
@@ -33,6 +37,10 @@ struct Options {
 
 /// The graph loader's limits the flags ask for (--max-graph-mb).
 LoadOptions load_options(const Options& o);
+
+/// The executor options the flags ask for (--device, --cuda-graph, --allow-version-mismatch);
+/// throws ca::Error for a device string c10 does not parse.
+ExecutorOptions executor_options(const Options& o);
 
 /// Parses argv; throws ca::Error with a message naming the bad flag or value.
 Options parse_args(int argc, char** argv);

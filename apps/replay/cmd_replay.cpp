@@ -1,5 +1,6 @@
 // replay --graph: load, replay, then optionally save, check, benchmark and profile.
 #include <ATen/ATen.h>
+#include <torch/cuda.h>
 
 #include <chrono>
 #include <cstdio>
@@ -27,11 +28,13 @@ void clear_grads(const Executor& ex, const std::vector<at::Tensor>& inputs) {
 }
 
 std::vector<double> bench(const Executor& ex, const std::vector<at::Tensor>& inputs, int n) {
+  const bool cuda = ex.placement() != nullptr && ex.placement()->target.is_cuda();
   std::vector<double> ms;
   for (int i = 0; i < n; ++i) {
     clear_grads(ex, inputs);
     const auto start = Clock::now();
     ex.run(inputs);
+    if (cuda) torch::cuda::synchronize();  // a CUDA replay returns before its kernels end
     ms.push_back(ms_since(start));
   }
   return ms;
@@ -81,16 +84,25 @@ void save_grads(const std::vector<at::Tensor>& grads, const std::string& path) {
 
 int cmd_replay(const Options& o) {
   if (o.inputs.empty()) throw Error("--graph needs --inputs FILE (the graph's input tensors)");
-  ExecutorOptions options;
-  options.allow_version_mismatch = o.allow_version_mismatch;
+  const ExecutorOptions options = executor_options(o);
   auto start = Clock::now();
   Executor ex(load_graph(o.graph, load_options(o)), options);
-  const std::vector<at::Tensor> inputs = load_tensors(o.inputs);
+  std::vector<at::Tensor> inputs = load_tensors(o.inputs);
+  if (ex.placement() != nullptr) {  // once, so that runs and --bench time the replay alone
+    for (size_t k = 0; k < inputs.size() && k < ex.placement()->inputs.size(); ++k) {
+      const bool leaf = inputs[k].requires_grad();
+      inputs[k] = inputs[k].detach().to(ex.placement()->inputs[k].device).requires_grad_(leaf);
+    }
+  }
   const double load_ms = ms_since(start);
+  if (o.verbose && ex.placement() != nullptr) {
+    std::fprintf(stderr, "%s", placement_report(ex.graph(), *ex.placement()).c_str());
+  }
 
   start = Clock::now();
-  const std::vector<at::Tensor> grads = ex.run(inputs);
+  std::vector<at::Tensor> grads = ex.run(inputs);
   const double first_ms = ms_since(start);
+  for (at::Tensor& t : grads) t = t.defined() ? t.cpu() : t;  // saved and checked on the host
   if (!o.out.empty()) save_grads(grads, o.out);
 
   CheckResult check;

@@ -1,11 +1,14 @@
 // replay --verify FILE: run the whole load pipeline (decode, structure, op binding, schema
 // compatibility, plan) -- the very code a replay runs -- and print a one-line summary.
+#include <ATen/Context.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "ca/device_placement.h"
 #include "ca/error.h"
 #include "ca/executor.h"
 #include "ca/graph_io.h"
@@ -54,11 +57,29 @@ std::string summary(const std::string& path, const Executor& ex) {
 
 }  // namespace
 
+std::string placement_report(const Graph& g, const DevicePlacement& p) {
+  size_t moved = 0;
+  for (const InputPlacement& in : p.inputs) moved += in.device != p.target ? 0 : 1;
+  return "placement on " + p.target.str() + " (graph recorded on " + p.home.str() +
+         "): " + std::to_string(moved) + " of " + std::to_string(g.inputs.size()) +
+         " inputs bound there; CPU scalars: " + std::to_string(p.scalars_moved) + " move, " +
+         std::to_string(p.scalars_kept) + " stay\n" + describe_scalars(g, p);
+}
+
 int cmd_verify(const Options& o) {
   try {
-    ExecutorOptions options;
-    options.allow_version_mismatch = o.allow_version_mismatch;
-    const Executor ex(load_graph(o.verify, load_options(o)), options);
+    ExecutorOptions options = executor_options(o);
+    Graph graph = load_graph(o.verify, load_options(o));
+    if (options.device) {
+      // The placement is a pure function of the graph: shown even where the device is absent.
+      std::printf("%s", placement_report(graph, place_graph(graph, *options.device)).c_str());
+      if (options.device->is_cuda() && !at::hasCUDA()) {
+        std::printf("plan only: CUDA is not available here; the load pipeline runs for cpu\n");
+        options.device.reset();
+        options.cuda_graph = false;
+      }
+    }
+    const Executor ex(std::move(graph), options);
     std::printf("%s\n", summary(o.verify, ex).c_str());
     return 0;
   } catch (const Error& e) {

@@ -11,15 +11,28 @@
 #include <string>
 #include <vector>
 
+#include "ca/device_placement.h"
 #include "ca/graph.h"
 
 namespace ca {
 
 /// Options fixed when a graph is loaded.
 struct ExecutorOptions {
-  /// Device to replay on; unset = the devices recorded in the graph. Only CPU graphs replay
-  /// on CPU in this version (CUDA placement is roadmap item 5).
+  /// Device to replay on; unset = the devices recorded in the graph, inputs checked against
+  /// them. Set: the graph is retargeted to it at load (see ca/device_placement.h: recorded
+  /// devices rewritten, CPU scalars moved by upstream's rule), inputs on another device are
+  /// copied there at bind, and outputs and `.grad` are on it. The `.grad` of an input that was
+  /// copied is the copy's (returned by run(); the caller's tensor is not written). A CUDA
+  /// device needs a libtorch with CUDA and a visible device: Error otherwise.
   std::optional<c10::Device> device;
+  /// Replay the whole backward as one CUDA graph (needs a CUDA `device`): static input buffers,
+  /// warm-up on a side stream, one capture at the first run; each run copies the inputs into
+  /// the static buffers and replays. Outputs are returned as copies; each `.grad` is accumulated
+  /// from the graph's static gradient buffer into the caller's tensor (AccumulateGrad semantics,
+  /// so a fresh `.grad` is a copy). Runs are serialized. Refused at load (Error naming the
+  /// reason) for graphs a CUDA graph cannot hold: a CPU scalar that stays on CPU, a custom
+  /// function, symbolic sizes or lifted host scalars. Refused in a build without CUDA.
+  bool cuda_graph = false;
   /// Load a graph captured with another torch even where an op's recorded packed-args schema
   /// differs from this runtime's (each node's args are still type-checked against the runtime's
   /// schema). Graphs whose op schemas all match load without it.
@@ -39,6 +52,8 @@ struct ExecutorStats {
   bool same_torch = false;             ///< captured with this runtime's torch release
   size_t ops_schema_checked = 0;       ///< built-in ops whose recorded schema was compared
   size_t ops_schema_mismatched = 0;    ///< of those, accepted by allow_version_mismatch
+  size_t cpu_scalars_moved = 0;        ///< CPU 0-dim inputs moved to `device` (placement)
+  size_t cpu_scalars_kept = 0;         ///< CPU 0-dim inputs that stay on CPU (placement)
 };
 
 /// Watches a run, step by step. Every callback gets the graph node index. `op_begin`/`op_end`
@@ -101,7 +116,8 @@ class Executor {
   std::vector<at::Tensor> run(const std::vector<at::Tensor>& inputs,
                               RunObserver* observer = nullptr) const;
   /// As run(inputs, observer), in the caller's `frame` (made by this Executor's make_frame();
-  /// Error otherwise). The frame keeps `inputs` referenced until its next run or release().
+  /// Error otherwise, and in cuda_graph mode, which keeps its own buffers). The frame keeps
+  /// `inputs` referenced until its next run or release().
   std::vector<at::Tensor> run(Frame& frame, const std::vector<at::Tensor>& inputs,
                               RunObserver* observer = nullptr) const;
   /// As run(inputs, observer), consuming `inputs`: the executor then holds the only references
@@ -115,21 +131,25 @@ class Executor {
 
   /// Graph-input indices whose `.grad` run() writes, in the order run() returns them.
   const std::vector<size_t>& grad_targets() const;
-  /// The graph as loaded.
+  /// The graph as loaded (retargeted when ExecutorOptions::device was set).
   const Graph& graph() const;
   /// What load made of the graph.
   const ExecutorStats& stats() const;
+  /// Where each input is bound; null unless ExecutorOptions::device was set.
+  const DevicePlacement* placement() const;
 
  private:
   // Takes a pooled frame, runs, returns the frame to the pool.
   std::vector<at::Tensor> run_pooled(std::vector<at::Tensor>* consumed,
                                      const std::vector<at::Tensor>& inputs,
                                      RunObserver* observer) const;
-  // One run in `frame`; with `consumed` (== &inputs), moves the inputs into the frame.
-  std::vector<at::Tensor> run_frame(Frame& frame, std::vector<at::Tensor>* consumed,
-                                    const std::vector<at::Tensor>& inputs,
-                                    RunObserver* observer) const;
   struct Impl;
+  // One run in `frame`; with `consumed` (== &inputs), moves the inputs into the frame. Static:
+  // the CUDA-graph replay holds it, and an Executor may move.
+  static std::vector<at::Tensor> run_frame(const Impl& impl, Frame& frame,
+                                           std::vector<at::Tensor>* consumed,
+                                           const std::vector<at::Tensor>& inputs,
+                                           RunObserver* observer);
   std::unique_ptr<Impl> impl_;
 };
 

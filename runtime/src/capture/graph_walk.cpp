@@ -187,7 +187,7 @@ NodePtr make_root(const std::vector<at::Tensor>& roots, const std::vector<at::Te
     edges.push_back(torch::autograd::impl::gradient_edge(r));
     root_grads.push_back(grads.empty() ? at::ones_like(r, at::MemoryFormat::Preserve) : grads[i]);
   }
-  return c10::make_intrusive<torch::autograd::GraphRoot>(std::move(edges), std::move(root_grads));
+  return compat::make_node<torch::autograd::GraphRoot>(std::move(edges), std::move(root_grads));
 }
 
 std::string node_label(const AgNode& node, size_t index) {

@@ -3,7 +3,6 @@
 // node order, every node's compiled_args (its saved tensors, sizes and lifted scalars collected
 // in upstream's order, which is the graph-input order) and every node's cache key.
 
-#include <torch/csrc/autograd/function.h>
 #include <torch/csrc/dynamo/compiled_autograd.h>
 
 #include <memory>
@@ -11,10 +10,12 @@
 #include <unordered_set>
 #include <vector>
 
+#include "torch_compat.h"
+
 namespace ca::detail {
 
 using AgNode = torch::autograd::Node;  // ca::Node is the IR node
-using NodePtr = c10::intrusive_ptr<AgNode>;
+using NodePtr = compat::NodePtr;
 
 /// Which gradients a backward computes, as the engine's output edges say. Empty `outputs`:
 /// every node runs (`backward(roots)`).

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "ca/error.h"
+#include "executor/cuda_graph_replay.h"
 #include "executor/frame.h"
 
 namespace ca {
@@ -101,21 +102,74 @@ ExecutionError failure(const Graph& g, size_t node, Frame::State& f, const std::
 
 constexpr size_t kMaxPooledFrames = 8;
 
+void check_device(c10::Device device) {
+  if (device.is_cpu()) return;
+  if (!device.is_cuda()) {
+    throw Error("replay on " + device.str() + " is not supported; use cpu or cuda[:N]");
+  }
+  if (!at::hasCUDA()) {
+    throw Error("replay on " + device.str() + " needs CUDA, which is not available here (" +
+                (at::detail::getCUDAHooks().hasCUDART() ? "no CUDA device is visible"
+                                                        : "this libtorch has no CUDA") +
+                ")");
+  }
+  const int count = at::detail::getCUDAHooks().getNumGPUs();
+  if (device.has_index() && device.index() >= count) {
+    throw Error("replay on " + device.str() + ": only " + std::to_string(count) +
+                " CUDA device(s) are visible");
+  }
+}
+
+// The inputs as bound on the placed devices; only those on another device are copied.
+std::vector<at::Tensor> moved_inputs(const DevicePlacement& p, const std::vector<at::Tensor>& in) {
+  std::vector<at::Tensor> out(in.begin(), in.end());
+  for (size_t k = 0; k < out.size() && k < p.inputs.size(); ++k) {
+    if (out[k].defined() && out[k].device() != p.inputs[k].device) {
+      // A leaf stays a leaf (its copy's .grad is what the run returns).
+      const bool leaf = out[k].requires_grad();
+      out[k] = out[k].detach().to(p.inputs[k].device).requires_grad_(leaf);
+    }
+  }
+  return out;
+}
+
+bool needs_move(const DevicePlacement& p, const std::vector<at::Tensor>& in) {
+  for (size_t k = 0; k < in.size() && k < p.inputs.size(); ++k) {
+    if (in[k].defined() && in[k].device() != p.inputs[k].device) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 struct Executor::Impl {
   std::unique_ptr<detail::Plan> plan;
   ExecutorStats stats;
+  std::optional<DevicePlacement> placement;  // set when ExecutorOptions::device is
   mutable std::mutex pool_mutex;
   mutable std::vector<Frame> pool;  // idle frames for run(inputs)
+  mutable std::mutex cuda_graph_mutex;
+  std::unique_ptr<detail::CudaGraphReplay> cuda_graph;  // ExecutorOptions::cuda_graph
 };
 
 Executor::Executor(Graph graph, ExecutorOptions options) : impl_(std::make_unique<Impl>()) {
-  if (options.device.has_value() && !options.device->is_cpu()) {
-    throw Error("replay on " + options.device->str() +
-                " is not supported by this runtime yet; only CPU replay is available");
-  }
   const auto start = Clock::now();
+  if (options.cuda_graph && !options.device) {
+    throw Error("cuda_graph replay needs a CUDA device (ExecutorOptions::device)");
+  }
+  if (options.device) {
+    // "cuda" is cuda:0, so that bound tensors compare equal to their placed device.
+    if (options.device->is_cuda() && !options.device->has_index()) options.device->set_index(0);
+    check_device(*options.device);
+    impl_->placement = place_graph(graph, *options.device);
+    if (options.cuda_graph) {
+      const std::string refusal = detail::cuda_graph_refusal(graph, *impl_->placement);
+      if (!refusal.empty()) throw Error("cannot replay this graph as a CUDA graph: " + refusal);
+    }
+    graph = retarget_graph(std::move(graph), *impl_->placement);
+    impl_->stats.cpu_scalars_moved = impl_->placement->scalars_moved;
+    impl_->stats.cpu_scalars_kept = impl_->placement->scalars_kept;
+  }
   impl_->plan = std::make_unique<detail::Plan>(
       detail::build_plan(std::move(graph), options.allow_version_mismatch));
   const detail::Plan& plan = *impl_->plan;
@@ -130,6 +184,16 @@ Executor::Executor(Graph graph, ExecutorOptions options) : impl_(std::make_uniqu
   st.same_torch = plan.stats.schemas.same_torch;
   st.ops_schema_checked = plan.stats.schemas.ops_checked;
   st.ops_schema_mismatched = plan.stats.schemas.mismatches.size();
+  if (options.cuda_graph) {
+    // The replay's plain run: a frame of its own, inputs already on the device.
+    auto frame = std::make_shared<Frame>(make_frame());
+    const Impl* impl = impl_.get();
+    detail::PlainRun plain = [impl, frame](const std::vector<at::Tensor>& inputs) {
+      return run_frame(*impl, *frame, nullptr, inputs, nullptr);
+    };
+    impl_->cuda_graph = detail::make_cuda_graph_replay(plan.graph, *impl_->placement,
+                                                       plan.grad_targets, std::move(plain));
+  }
   st.load_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
@@ -140,6 +204,9 @@ Executor& Executor::operator=(Executor&&) noexcept = default;
 const std::vector<size_t>& Executor::grad_targets() const { return impl_->plan->grad_targets; }
 const Graph& Executor::graph() const { return impl_->plan->graph; }
 const ExecutorStats& Executor::stats() const { return impl_->stats; }
+const DevicePlacement* Executor::placement() const {
+  return impl_->placement ? &*impl_->placement : nullptr;
+}
 
 Frame Executor::make_frame() const { return Frame(std::make_unique<Frame::State>(*impl_->plan)); }
 
@@ -156,6 +223,10 @@ std::vector<at::Tensor> Executor::run_consuming(std::vector<at::Tensor>&& inputs
 std::vector<at::Tensor> Executor::run_pooled(std::vector<at::Tensor>* consumed,
                                              const std::vector<at::Tensor>& inputs,
                                              RunObserver* observer) const {
+  if (impl_->cuda_graph) {
+    std::lock_guard<std::mutex> lock(impl_->cuda_graph_mutex);
+    return impl_->cuda_graph->run(inputs);
+  }
   std::optional<Frame> frame;
   {
     std::lock_guard<std::mutex> lock(impl_->pool_mutex);
@@ -167,7 +238,7 @@ std::vector<at::Tensor> Executor::run_pooled(std::vector<at::Tensor>* consumed,
   if (!frame) frame.emplace(make_frame());
   std::vector<at::Tensor> out;
   try {
-    out = run_frame(*frame, consumed, inputs, observer);
+    out = run_frame(*impl_, *frame, consumed, inputs, observer);
   } catch (...) {
     frame->release();
     throw;
@@ -180,13 +251,17 @@ std::vector<at::Tensor> Executor::run_pooled(std::vector<at::Tensor>* consumed,
 
 std::vector<at::Tensor> Executor::run(Frame& frame, const std::vector<at::Tensor>& inputs,
                                       RunObserver* observer) const {
-  return run_frame(frame, nullptr, inputs, observer);
+  if (impl_->cuda_graph) {
+    throw Error("run: in cuda_graph mode the executor keeps its own buffers; use run(inputs)");
+  }
+  return run_frame(*impl_, frame, nullptr, inputs, observer);
 }
 
-std::vector<at::Tensor> Executor::run_frame(Frame& frame, std::vector<at::Tensor>* consumed,
+std::vector<at::Tensor> Executor::run_frame(const Impl& impl, Frame& frame,
+                                            std::vector<at::Tensor>* consumed,
                                             const std::vector<at::Tensor>& inputs,
-                                            RunObserver* observer) const {
-  const detail::Plan& plan = *impl_->plan;
+                                            RunObserver* observer) {
+  const detail::Plan& plan = *impl.plan;
   const Graph& g = plan.graph;
   if (frame.state_ == nullptr || frame.state_->plan != &plan) {
     throw Error("run: the frame was made by another Executor (use this one's make_frame())");
@@ -194,6 +269,11 @@ std::vector<at::Tensor> Executor::run_frame(Frame& frame, std::vector<at::Tensor
   if (inputs.size() != g.inputs.size()) {
     throw InputError("expected " + std::to_string(g.inputs.size()) + " inputs, got " +
                      std::to_string(inputs.size()));
+  }
+  if (impl.placement && needs_move(*impl.placement, inputs)) {
+    std::vector<at::Tensor> moved = moved_inputs(*impl.placement, inputs);
+    if (consumed != nullptr) consumed->clear();  // the copies are the executor's own
+    return run_frame(impl, frame, consumed == nullptr ? nullptr : &moved, moved, observer);
   }
   for (size_t k = 0; k < inputs.size(); ++k) check_input(g.inputs[k], k, inputs[k]);
   Frame::State& f = *frame.state_;

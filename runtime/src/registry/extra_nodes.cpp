@@ -9,13 +9,13 @@ namespace ca::detail {
 namespace {
 
 NodeSample make_copy_backwards() {
-  return {c10::make_intrusive<torch::autograd::CopyBackwards>(), {}};
+  return {compat::make_node<torch::autograd::CopyBackwards>(), {}};
 }
 
 // AccumulateGrad only binds when its variable requires grad and the incoming grad is defined.
 NodeSample make_accumulate_grad() {
   auto variable = torch::zeros({1}, torch::requires_grad());
-  return {c10::make_intrusive<torch::autograd::AccumulateGrad>(variable), {torch::ones({1})}};
+  return {compat::make_node<torch::autograd::AccumulateGrad>(variable), {torch::ones({1})}};
 }
 
 }  // namespace

@@ -3,19 +3,18 @@
 // libtorch) by driving a node through compiled_args + apply_with_saved under our own
 // PyCompilerInterface, which records what `bind_function` receives.
 
-#include <torch/csrc/autograd/node.h>
-
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "registry/op_entry.h"
+#include "torch_compat.h"
 
 namespace ca::detail {
 
 /// Makes a node ready to be driven, plus the grads to hand its apply_with_saved.
 struct NodeSample {
-  c10::intrusive_ptr<torch::autograd::Node> node;
+  compat::NodePtr node;
   torch::autograd::variable_list grads;
 };
 

@@ -2,13 +2,13 @@
 // The registry's entries as the runtime uses them: the functional form itself and its schema.
 
 #include <ATen/core/jit_type.h>
-#include <torch/csrc/autograd/node.h>
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "ca/op_registry.h"
+#include "torch_compat.h"
 
 namespace ca::detail {
 

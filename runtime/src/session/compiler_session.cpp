@@ -1,6 +1,7 @@
 #include "session/compiler_session.h"
 
 #include "ca/error.h"
+#include "torch_compat.h"
 
 namespace ca::detail {
 namespace {
@@ -18,7 +19,7 @@ PyObject* session_py_compiler() {
 }
 
 // The interface upstream's nodes call; every call goes to the session's CompilerCalls.
-class Forwarder final : public dyn::PyCompilerInterface {
+class Forwarder final : public compat::CompilerInterfaceBase {
  public:
   explicit Forwarder(CompilerCalls& calls) : calls_(calls) {}
 
@@ -49,9 +50,8 @@ class Forwarder final : public dyn::PyCompilerInterface {
                          size_t hook_input_id) const override {
     return calls_.unpack_saved(hook_id, hook_input_id);
   }
-  at::Tensor call_accumulate_grad(PyObject*, const at::Tensor& variable,
-                                  const at::Tensor& variable_grad, const at::Tensor& grad,
-                                  bool has_post_hooks) const override {
+  at::Tensor accumulate_grad(const at::Tensor& variable, const at::Tensor& variable_grad,
+                             const at::Tensor& grad, bool has_post_hooks) const override {
     return calls_.accumulate_grad(variable, variable_grad, grad, has_post_hooks);
   }
 
