@@ -258,6 +258,14 @@ void Validator::check_node(size_t n) {
       throw FormatError(path + ".inputs[0]: value id " + std::to_string(var) +
                         " is not a graph input; accumulate_grad writes into a parameter input");
     }
+    // Eager gives only leaves that require grad an AccumulateGrad; a bound tensor may have lost
+    // the flag (read back from a .pt file), so the recorded one decides.
+    const GraphInput& in = g_.inputs[static_cast<size_t>(var)];
+    if (in.kind != GraphInput::Kind::kTensor || !in.meta.requires_grad) {
+      throw FormatError(path + ".inputs[0]: graph input " + std::to_string(var) + " (" + in.name +
+                        ") was not recorded as a tensor requiring grad; accumulate_grad writes " +
+                        "only into those");
+    }
   }
 }
 

@@ -1,5 +1,8 @@
 #include "executor/schema_check.h"
 
+#include <c10/core/Layout.h>
+#include <c10/core/MemoryFormat.h>
+
 namespace ca::detail {
 namespace {
 
@@ -8,6 +11,20 @@ using c10::TypeKind;
 bool is_int_like(TypeKind k) {
   return k == TypeKind::IntType || k == TypeKind::SymIntType || k == TypeKind::LayoutType ||
          k == TypeKind::ScalarTypeType || k == TypeKind::MemoryFormatType;
+}
+
+// Ints that stand for c10 enums are cast without a check where they are unpacked: one out of
+// range indexes past torch's tables.
+std::string int_like_mismatch(TypeKind k, const c10::TypePtr& schema, const c10::IValue& value) {
+  if (!value.isInt()) return "expected " + schema->str() + ", got " + value.tagKind();
+  int64_t count = INT64_MAX;
+  if (k == TypeKind::ScalarTypeType) count = static_cast<int64_t>(c10::ScalarType::Undefined);
+  if (k == TypeKind::LayoutType) count = static_cast<int64_t>(c10::Layout::NumOptions);
+  if (k == TypeKind::MemoryFormatType) count = static_cast<int64_t>(c10::MemoryFormat::NumOptions);
+  const int64_t v = value.toInt();
+  if (v >= 0 && v < count) return "";
+  return schema->str() + " " + std::to_string(v) + " out of range [0, " + std::to_string(count) +
+         ")";
 }
 
 std::string expected(const c10::TypePtr& schema, const c10::IValue& value) {
@@ -65,7 +82,10 @@ std::string schema_mismatch(const c10::IValue& value, const c10::TypePtr& schema
       return check_items(std::vector<c10::IValue>(elems.begin(), elems.end()), types.vec());
     }
     default:
-      if (is_int_like(k)) return value.isInt() ? "" : expected(schema, value);
+      if (k == TypeKind::IntType || k == TypeKind::SymIntType) {
+        return value.isInt() ? "" : expected(schema, value);
+      }
+      if (is_int_like(k)) return int_like_mismatch(k, schema, value);
       return value.type()->isSubtypeOf(*schema) ? "" : expected(schema, value);
   }
 }
