@@ -24,7 +24,8 @@ void check_arg(const c10::Argument& formal, const c10::IValue& value, const std:
     throw FormatError(at + " (" + formal.name() + "): the op writes into this argument; a " +
                       "replay never writes into its inputs");
   }
-  std::string why = schema_mismatch(value, formal.type());
+  // real_type: the schema parser shows ScalarType, Layout and MemoryFormat as int.
+  std::string why = schema_mismatch(value, formal.real_type());
   if (!why.empty()) throw FormatError(at + " (" + formal.name() + "): " + why);
 }
 
