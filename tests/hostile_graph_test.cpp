@@ -12,6 +12,8 @@
 #include "ca/executor.h"
 #include "ca/graph_io.h"
 #include "ca/version.h"
+#include "executor/op_rules.h"
+#include "registry/op_entry.h"
 #include "test_util.h"
 
 namespace ca {
@@ -137,6 +139,19 @@ Node& node_of(Graph& g, const std::string& op) {
     if (n.op == op) return n;
   }
   throw std::runtime_error("no node " + op);
+}
+
+// The rules come from torch's derivatives.yaml; positions only mean something when upstream's
+// packing (as the harvest saw it) has the arity the generator computed.
+TEST(HostileFunctional, GeneratedRulesMatchTheHarvestedSchemas) {
+  size_t matched = 0;
+  for (const detail::OpRules& rules : detail::generated_op_rules()) {
+    const detail::OpEntry* op = detail::find_op(rules.op);
+    if (op == nullptr) continue;
+    EXPECT_EQ(rules.packed_args, op->schema.size()) << rules.op;
+    matched += rules.packed_args == op->schema.size();
+  }
+  EXPECT_GT(matched, 600u);
 }
 
 TEST(HostileFunctional, TheUncorruptedGraphReplaysLikeEager) {
