@@ -3,6 +3,7 @@
 // mutated graph declares other inputs than any file batch would hold. Every input must replay
 // or fail with a ca::Error.
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 
 #include "ca/executor.h"
 #include "ca/graph_io.h"

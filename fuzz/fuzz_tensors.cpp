@@ -2,6 +2,7 @@
 // (a contiguous clone), so that a tensor whose geometry escapes its storage is caught by
 // AddressSanitizer.
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 
 #include "ca/tensor_io.h"
 #include "fuzz_common.h"
