@@ -198,5 +198,27 @@ TEST(HostileFunctional, SplitSizesMustCoverEveryGrad) {
   EXPECT_TRUE(contains(load_error(c.cap.graph), "(self_sym_sizes): empty"));
 }
 
+TEST(HostileFunctional, CatSizesMustCoverEachInputWithOneRank) {
+  torch::manual_seed(3);
+  const at::Tensor a = torch::randn({2, 3}, torch::requires_grad());
+  const at::Tensor b = torch::randn({2, 1}, torch::requires_grad());
+  const at::Tensor loss = torch::cat({a, b}, 1).pow(2).sum();
+  CaptureResult cap = capture({loss});
+  loss.backward();
+  const at::Tensor eager_a = a.grad().clone(), eager_b = b.grad().clone();
+  a.mutable_grad().reset();
+  b.mutable_grad().reset();
+  load(cap.graph).run(cap.inputs);
+  EXPECT_TRUE(torch::allclose(a.grad(), eager_a) && torch::allclose(b.grad(), eager_b));
+
+  Node& cat = node_of(cap.graph, "CatBackward0");  // sizes of each input: args[4]
+  const Arg shape_a = cat.args[4].items[0];
+  cat.args[4].items = {shape_a};
+  EXPECT_TRUE(contains(load_error(cap.graph),
+                       "args[4] (tensors_args_sizes_symint): 1 elements for a list of 2 tensors"));
+  cat.args[4].items = {shape_a, ints({2})};
+  EXPECT_TRUE(contains(load_error(cap.graph), "input shapes of rank 1 and 2 for cat dim 1"));
+}
+
 }  // namespace
 }  // namespace ca

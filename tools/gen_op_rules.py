@@ -37,6 +37,11 @@ WHOLE_GRADS = {
     "UnbindBackward0": (1, []),
     "LinearBackwardBackward0": (3, []),
 }
+# Rules that name a helper's own indexing: cat_tensors_backward reads sizes[i][dim] for each
+# input whose shape is not the legacy empty [0].
+EXTRA = {
+    "CatBackward0": [("kCatShapes", "tensors_args_sizes_symint", "dim", 1)],
+}
 MM_HELPERS = re.compile(r"\bmm_mat[12]_backward\(\s*[\w\[\]]+,\s*[\w\[\]]+,\s*(\w+)_sym_sizes\b")
 
 
@@ -86,6 +91,15 @@ def list_rules(info, names):
             for suffix in ("_sym_sizes", "_sym_strides"):
                 if tensor + suffix in names:
                     rules.append(("kLength", tensor + suffix, 2, gate))
+    # A tensor list's per-element saved lists (`tensors_args_sizes`) have one entry per element
+    # (`tensors_size_`): the helpers index them together, and copy_range asserts the count.
+    inputs = [a.name for a in info.args_with_derivatives]
+    for i, arg in enumerate(inputs):
+        if arg + "_size_" not in names:
+            continue
+        for n in names:
+            if n.startswith(arg + "_args_"):
+                rules.append(("kLengthIsArg", n, arg + "_size_", 1 << i))
     return rules
 
 
@@ -110,6 +124,7 @@ def main(out_path):
                 if min_grads is None:
                     continue
                 rules = list_rules(info, names)
+            rules += [r for r in EXTRA.get(info.op, []) if r[1] in names]
             table[info.op] = (min_grads, len(names), rules)
 
     index = lambda names, n: n if isinstance(n, int) else names.index(n)

@@ -24,6 +24,24 @@ std::string arg_at(const std::string& at, const ListRule& r) {
   return at + ".args[" + std::to_string(r.a) + "] (" + r.name + ")";
 }
 
+// cat_tensors_backward reads shape[dim] of every input shape that is not the legacy empty [0].
+void check_cat_shapes(const ListRule& r, const std::vector<c10::IValue>& args,
+                      const std::string& at) {
+  const int64_t dim = args[r.b].isInt() ? args[r.b].toInt() : 0;
+  int64_t rank = -1;
+  for (const c10::IValue& shape : args[r.a].toListRef()) {
+    const auto dims = shape.isList() ? shape.toListRef() : c10::ArrayRef<c10::IValue>();
+    if (dims.size() == 1 && dims[0].isInt() && dims[0].toInt() == 0) continue;
+    const auto r_i = static_cast<int64_t>(dims.size());
+    if ((rank >= 0 && r_i != rank) || r_i == 0 || dim < -r_i || dim >= r_i) {
+      throw FormatError(arg_at(at, r) + ": input shapes of rank " + std::to_string(r_i) +
+                        (rank >= 0 ? " and " + std::to_string(rank) : std::string()) +
+                        " for cat dim " + std::to_string(dim));
+    }
+    rank = r_i;
+  }
+}
+
 void check_rule(const ListRule& r, const std::vector<c10::IValue>& args, size_t grads,
                 const std::string& at) {
   const c10::IValue& a = args[r.a];
@@ -46,6 +64,16 @@ void check_rule(const ListRule& r, const std::vector<c10::IValue>& args, size_t 
     case ListRule::kNonEmpty:
       if (n == 0) throw FormatError(arg_at(at, r) + ": empty, the op indexes it by a dim");
       return;
+    case ListRule::kLengthIsArg: {
+      const int64_t want = args[r.b].isInt() ? args[r.b].toInt() : -1;
+      if (static_cast<int64_t>(n) != want) {
+        throw FormatError(arg_at(at, r) + ": " + std::to_string(n) + " elements for a list of " +
+                          std::to_string(want) + " tensors (args[" + std::to_string(r.b) + "])");
+      }
+      return;
+    }
+    case ListRule::kCatShapes:
+      return check_cat_shapes(r, args, at);
     case ListRule::kCoversGrads:
       if (n < grads) {
         throw FormatError(arg_at(at, r) + ": " + std::to_string(n) + " elements for " +

@@ -21,6 +21,8 @@ struct ListRule {
     kLength,       ///< args[a] has exactly b elements
     kNonEmpty,     ///< args[a] has at least one element (the helper indexes it by a dim)
     kCoversGrads,  ///< args[a] has at least one element per grad
+    kLengthIsArg,  ///< args[a] has args[b] elements (a tensor list's per-element saved lists)
+    kCatShapes,    ///< args[a] (shapes) of one rank r >= 1, legacy [0] aside; args[b] in [-r, r)
   };
   Kind kind;
   uint16_t a;
