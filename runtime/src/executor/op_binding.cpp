@@ -208,7 +208,11 @@ std::vector<BoundNode> bind_ops(const Graph& graph, bool allow_version_mismatch,
   bound.reserve(graph.nodes.size());
   Missing missing;
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
-    bound.push_back(bind_node(graph.nodes[i], i, missing));
+    try {
+      bound.push_back(bind_node(graph.nodes[i], i, missing));
+    } catch (const c10::Error& e) {  // torch refused a value the checks above let through
+      throw FormatError(where(i, graph.nodes[i]) + ": " + e.what_without_backtrace());
+    }
   }
   if (!missing.empty()) throw_missing(missing);
   return bound;
