@@ -158,8 +158,10 @@ TEST(GraphCorruptionSweep, ForgedChecksumNeverCrashesAndWrongAnswersAreValidGrap
         EXPECT_TRUE(only_scalar_constants_differ(mlp.cap.graph, *graph))
             << "byte " << at << ": a wrong replay that is not a changed constant";
       }
-    } catch (const Error&) {
+    } catch (const Error& e) {
       ++run_error;
+      EXPECT_EQ(std::string(e.what()).find("INTERNAL ASSERT"), std::string::npos)
+          << "byte " << at << ": torch's internal assert text instead of ours: " << e.what();
     }
   }
   std::printf(

@@ -175,6 +175,9 @@ TEST(HostileFunctional, SizesAndStridesMustHaveTheRankTheOpReads) {
   addmm.args[9] = ints({3, 4});
   addmm.args[10] = ints({1});
   EXPECT_TRUE(contains(load_error(c.cap.graph), "2 sizes but 1 strides"));
+  addmm.args[10] = ints({1, 3});
+  addmm.args[10].type = ArgType{ArgType::Kind::kAny, {}};  // a List[Any] of ints: unpack asserts
+  EXPECT_TRUE(contains(load_error(c.cap.graph), "args[10]: expected SymInt[], got a list of Any"));
 }
 
 TEST(HostileFunctional, AnOpGivenFewerGradsThanItReadsIsRefused) {

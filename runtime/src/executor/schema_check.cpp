@@ -31,6 +31,31 @@ std::string expected(const c10::TypePtr& schema, const c10::IValue& value) {
   return "expected " + schema->str() + ", got " + value.tagKind();
 }
 
+// A list typed `have` where the schema wants elements of `want`: the same or a subtype, with
+// ints standing for SymInt and c10 enums, doubles for SymFloat.
+bool element_fits(const c10::TypePtr& have, const c10::TypePtr& want) {
+  const TypeKind h = have->kind(), w = want->kind();
+  if (is_int_like(w)) return h == TypeKind::IntType || h == TypeKind::SymIntType || h == w;
+  if (w == TypeKind::FloatType || w == TypeKind::SymFloatType) {
+    return h == TypeKind::FloatType || h == TypeKind::SymFloatType;
+  }
+  if (w == TypeKind::OptionalType) {
+    if (h == TypeKind::NoneType) return true;
+    const c10::TypePtr& inner = h == TypeKind::OptionalType ? have->containedTypes()[0] : have;
+    return element_fits(inner, want->containedTypes()[0]);
+  }
+  if ((w == TypeKind::ListType && h == TypeKind::ListType) ||
+      (w == TypeKind::TupleType && h == TypeKind::TupleType)) {
+    const auto hs = have->containedTypes(), ws = want->containedTypes();
+    if (hs.size() != ws.size()) return false;
+    for (size_t i = 0; i < hs.size(); ++i) {
+      if (!element_fits(hs[i], ws[i])) return false;
+    }
+    return true;
+  }
+  return have->isSubtypeOf(*want);
+}
+
 std::string check_items(const std::vector<c10::IValue>& items,
                         const std::vector<c10::TypePtr>& types) {
   for (size_t i = 0; i < items.size(); ++i) {
@@ -66,6 +91,11 @@ std::string schema_mismatch(const c10::IValue& value, const c10::TypePtr& schema
                  : expected(schema, value);
     case TypeKind::ListType: {
       if (!value.isList()) return expected(schema, value);
+      // Unpacking asserts a list's own element type (isIntList()...), not just its items'.
+      const c10::TypePtr have = value.toList().elementType();
+      if (!element_fits(have, schema->containedTypes()[0])) {
+        return "expected " + schema->str() + ", got a list of " + have->str();
+      }
       const auto list = value.toListRef();
       std::vector<c10::IValue> items(list.begin(), list.end());
       return check_items(items,
