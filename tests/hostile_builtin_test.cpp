@@ -168,6 +168,17 @@ TEST(HostileBuiltin, CopySlicesViewMustLieInsideItsBase) {
   EXPECT_TRUE(contains(load_error(c.cap.graph), "outside the storage's [0, 12)"));
   view.items[1].items.pop_back();
   EXPECT_TRUE(contains(load_error(c.cap.graph), "are not a geometry"));
+  // Sizes whose product overflows int64 (torch multiplies them unchecked), with zero strides.
+  Arg& base = prologue(c.cap.graph).args[0];
+  base.items[0].items[0].i = int64_t{1} << 62;
+  base.items[1].items[0].i = 0;
+  EXPECT_TRUE(contains(load_error(c.cap.graph), "are not a geometry"));
+}
+
+TEST(HostileBuiltin, GraphInputSizesMustHaveARepresentableElementCount) {
+  Captured c = capture_mul();
+  c.cap.graph.inputs[0].meta.sizes = {int64_t{1} << 40, int64_t{1} << 40};
+  EXPECT_TRUE(contains(load_error(c.cap.graph), "more elements than int64 holds"));
 }
 
 }  // namespace

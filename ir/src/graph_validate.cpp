@@ -210,6 +210,13 @@ void Validator::check_input(size_t i) {
   if (!c10::isValidDeviceType(in.meta.device.type()) || in.meta.device.index() < -1) {
     throw FormatError(path + ".meta.device: not a valid device");
   }
+  // Load-time inference makes meta tensors of these sizes; torch multiplies them unchecked.
+  int64_t numel = 1;
+  for (int64_t size : in.meta.sizes) {
+    if (size < 0 || __builtin_mul_overflow(numel, size, &numel)) {
+      throw FormatError(path + ".meta.sizes: a negative size, or more elements than int64 holds");
+    }
+  }
 }
 
 /// Checks each node's kind and arity, then records where each value id is defined.

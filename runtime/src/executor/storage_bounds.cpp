@@ -8,8 +8,11 @@ bool span(c10::IntArrayRef sizes, c10::IntArrayRef strides, int64_t offset, int6
           int64_t* hi) {
   if (sizes.size() != strides.size()) return false;
   *lo = *hi = offset;
+  int64_t numel = 1;  // torch multiplies the sizes unchecked (TensorGeometry, numel())
   for (size_t d = 0; d < sizes.size(); ++d) {
-    if (sizes[d] < 0) return false;
+    if (sizes[d] < 0 || __builtin_mul_overflow(numel, sizes[d], &numel)) return false;
+  }
+  for (size_t d = 0; d < sizes.size(); ++d) {
     if (sizes[d] == 0) {
       *lo = 0;
       *hi = -1;  // empty: reads nothing

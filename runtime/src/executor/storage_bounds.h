@@ -11,7 +11,7 @@
 namespace ca::detail {
 
 /// Empty when every element of (sizes, strides, offset), in elements, lies in [0, extent); else
-/// why not. Sizes must be >= 0 and as many as strides.
+/// why not. Sizes must be >= 0, as many as strides, and their product must fit in int64.
 std::string geometry_outside(c10::IntArrayRef sizes, c10::IntArrayRef strides, int64_t offset,
                              int64_t extent);
 
