@@ -221,6 +221,10 @@ TEST(HostileFunctional, CatSizesMustCoverEachInputWithOneRank) {
                        "args[4] (tensors_args_sizes_symint): 1 elements for a list of 2 tensors"));
   cat.args[4].items = {shape_a, ints({2})};
   EXPECT_TRUE(contains(load_error(cap.graph), "input shapes of rank 1 and 2 for cat dim 1"));
+  cat.args[1] = Arg::integer(int64_t{1} << 40);  // the op would allocate a grad per element
+  EXPECT_TRUE(contains(load_error(cap.graph),
+                       "(tensors_size_): a list of 1099511627776 tensors "
+                       "for a node with 2 outputs"));
 }
 
 }  // namespace

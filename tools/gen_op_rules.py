@@ -97,6 +97,8 @@ def list_rules(info, names):
     for i, arg in enumerate(inputs):
         if arg + "_size_" not in names:
             continue
+        # The op returns one grad per list element: at most the node's outputs (and memory).
+        rules.append(("kAtMostOutputs", arg + "_size_", 0, 0))
         for n in names:
             if n.startswith(arg + "_args_"):
                 rules.append(("kLengthIsArg", n, arg + "_size_", 1 << i))

@@ -141,7 +141,7 @@ c10::TypePtr type_ptr_of(const ArgType& type) {
   auto need = [&](size_t n) {
     if (sub.size() != n) throw FormatError("type needs " + std::to_string(n) + " contained types");
   };
-  try {  // c10 refuses some combinations itself (Optional[None], dicts keyed by tensors lists...)
+  try {  // c10 itself refuses some combinations (throws c10::Error), e.g. unions it cannot form
     switch (type.kind) {
       case K::kOptional:
         need(1);

@@ -43,8 +43,16 @@ void check_cat_shapes(const ListRule& r, const std::vector<c10::IValue>& args,
 }
 
 void check_rule(const ListRule& r, const std::vector<c10::IValue>& args, size_t grads,
-                const std::string& at) {
+                size_t outputs, const std::string& at) {
   const c10::IValue& a = args[r.a];
+  if (r.kind == ListRule::kAtMostOutputs) {  // the op allocates one grad per list element
+    const int64_t n = a.isInt() ? a.toInt() : -1;
+    if (n < 0 || static_cast<uint64_t>(n) > outputs) {
+      throw FormatError(arg_at(at, r) + ": a list of " + std::to_string(n) +
+                        " tensors for a node with " + std::to_string(outputs) + " outputs");
+    }
+    return;
+  }
   if (!a.isList()) throw FormatError(arg_at(at, r) + ": expected a list, got " + a.tagKind());
   const size_t n = length_of(a);
   switch (r.kind) {
@@ -74,6 +82,8 @@ void check_rule(const ListRule& r, const std::vector<c10::IValue>& args, size_t 
     }
     case ListRule::kCatShapes:
       return check_cat_shapes(r, args, at);
+    case ListRule::kAtMostOutputs:
+      return;  // checked above
     case ListRule::kCoversGrads:
       if (n < grads) {
         throw FormatError(arg_at(at, r) + ": " + std::to_string(n) + " elements for " +
@@ -104,7 +114,7 @@ void check_op_rules(const Node& node, const std::vector<c10::IValue>& args, cons
                       std::to_string(rules->min_grads));
   }
   for (const ListRule& r : rules->rules) {
-    if (gate_open(r.gate, args[0])) check_rule(r, args, grads, at);
+    if (gate_open(r.gate, args[0])) check_rule(r, args, grads, node.outputs.size(), at);
   }
 }
 

@@ -17,12 +17,13 @@ namespace ca::detail {
 /// One length rule over a node's packed args (positions as upstream packs them).
 struct ListRule {
   enum Kind : uint8_t {
-    kSameLength,   ///< args[a] and args[b] (a tensor's sizes and strides) have one length
-    kLength,       ///< args[a] has exactly b elements
-    kNonEmpty,     ///< args[a] has at least one element (the helper indexes it by a dim)
-    kCoversGrads,  ///< args[a] has at least one element per grad
-    kLengthIsArg,  ///< args[a] has args[b] elements (a tensor list's per-element saved lists)
-    kCatShapes,    ///< args[a] (shapes) of one rank r >= 1, legacy [0] aside; args[b] in [-r, r)
+    kSameLength,     ///< args[a] and args[b] (a tensor's sizes and strides) have one length
+    kLength,         ///< args[a] has exactly b elements
+    kNonEmpty,       ///< args[a] has at least one element (the helper indexes it by a dim)
+    kCoversGrads,    ///< args[a] has at least one element per grad
+    kLengthIsArg,    ///< args[a] has args[b] elements (a tensor list's per-element saved lists)
+    kAtMostOutputs,  ///< args[a], a tensor list's length, is in [0, the node's outputs]
+    kCatShapes,      ///< args[a] (shapes) of one rank r >= 1, legacy [0] aside; args[b] in [-r, r)
   };
   Kind kind;
   uint16_t a;
