@@ -24,11 +24,11 @@ if [[ ! -x "$CA_VENV/bin/python" ]]; then
   mkdir -p "$(dirname "$CA_VENV")"
   python3 -m venv "$CA_VENV"
 fi
-if ! "$CA_VENV/bin/python" -c "import torch, sys; sys.exit(torch.__version__.split('+')[0] != '$CA_TORCH_VERSION')" 2>/dev/null; then
-  log "installing torch==$CA_TORCH_VERSION and test packages into $CA_VENV"
-  "$CA_VENV/bin/pip" install -q "torch==$CA_TORCH_VERSION" numpy pytest 2>&1 | grep -v "is ignored" || true
+if ! "$CA_VENV/bin/python" -c "import torch, sys; import yaml; sys.exit(torch.__version__.split('+')[0] != '$CA_TORCH_VERSION')" 2>/dev/null; then
+  log "installing torch==$CA_TORCH_VERSION and the build's and tests' packages (PyYAML for torchgen) into $CA_VENV"
+  "$CA_VENV/bin/pip" install -q "torch==$CA_TORCH_VERSION" numpy pytest pyyaml 2>&1 | grep -v "is ignored" || true
 fi
-"$CA_VENV/bin/python" -c "import torch, numpy, pytest" || { log "venv is incomplete"; exit 1; }
+"$CA_VENV/bin/python" -c "import torch, numpy, pytest, yaml" || { log "venv is incomplete"; exit 1; }
 
 # The Python exporter (python/ca_export): its FlatBuffers code is generated from the schema here,
 # never committed; the package is installed editable, so it is the checkout's own code.

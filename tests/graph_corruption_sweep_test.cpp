@@ -5,13 +5,17 @@
 #include <torch/torch.h>
 
 #include <cstdio>
+#include <optional>
 #include <random>
+#include <sstream>
 #include <vector>
 
 #include "ca/capture.h"
 #include "ca/error.h"
 #include "ca/executor.h"
+#include "ca/graph_dump.h"
 #include "ca/graph_io.h"
+#include "checksum_seal.h"
 
 namespace ca {
 namespace {
@@ -80,6 +84,91 @@ TEST(GraphCorruptionSweep, EveryCorruptionIsRefusedAtLoad) {
       "errors, %d replayed correctly, %d replayed wrong\n",
       kTrials, valid.size(), refused, other_error, correct, wrong);
   EXPECT_EQ(refused, kTrials);
+}
+
+bool is_number(const Arg& a) {
+  return a.kind == Arg::Kind::kInt || a.kind == Arg::Kind::kDouble || a.kind == Arg::Kind::kBool;
+}
+
+/// True when `b` is `a` with only some scalar constants of packed args changed (alpha 1 -> 27649):
+/// another valid graph, which only a signature could tell from the real one.
+bool only_scalar_constants_differ(const Graph& a, const Graph& b) {
+  if (a.inputs != b.inputs || a.outputs != b.outputs || a.nodes.size() != b.nodes.size()) {
+    return false;
+  }
+  for (size_t i = 0; i < a.nodes.size(); ++i) {
+    const Node &x = a.nodes[i], &y = b.nodes[i];
+    if (x.kind != y.kind || x.op != y.op || x.inputs != y.inputs || x.outputs != y.outputs ||
+        x.args.size() != y.args.size()) {
+      return false;
+    }
+    for (size_t j = 0; j < x.args.size(); ++j) {
+      if (x.args[j] != y.args[j] && !(is_number(x.args[j]) && x.args[j].kind == y.args[j].kind)) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+/// The lines of two dumps that differ: what a corruption changed.
+std::string changed_lines(const Graph& a, const Graph& b) {
+  std::istringstream x(dump_graph(a)), y(dump_graph(b));
+  std::string out, l, m;
+  while (std::getline(x, l) && std::getline(y, m)) {
+    if (l != m) out += "\n  - " + l + "\n  + " + m;
+  }
+  return out;
+}
+
+// The same sweep with the checksum recomputed after each corruption, as a forger would: every
+// mutation reaches the decoder, validation, binding and replay. Each must be refused at load,
+// fail with a ca::Error at run time, or replay to eager's gradients; a mutation that still
+// replays wrong must be one no loader can tell from a real graph: a scalar constant changed into
+// another valid one (today all 8 of this seed are AddmmBackward0's alpha or beta).
+TEST(GraphCorruptionSweep, ForgedChecksumNeverCrashesAndWrongAnswersAreValidGraphs) {
+  const CapturedMlp mlp = capture_mlp();
+  const std::vector<uint8_t> valid = graph_to_bytes(mlp.cap.graph);
+  ASSERT_TRUE(replay_matches_eager(test::resealed(valid), mlp)) << "resealing changes nothing";
+  std::mt19937 rng(20261203);
+  std::uniform_int_distribution<size_t> pos(0, valid.size() - test::kTrailerBytes - 1);
+  std::uniform_int_distribution<int> delta(1, 255);
+  constexpr int kTrials = 2000;
+  int refused = 0, run_error = 0, correct = 0, wrong = 0;
+  for (int trial = 0; trial < kTrials; ++trial) {
+    std::vector<uint8_t> bytes = valid;
+    const size_t at = pos(rng);
+    bytes[at] ^= static_cast<uint8_t>(delta(rng));
+    bytes = test::resealed(bytes);
+    std::optional<Graph> graph;
+    try {
+      graph = graph_from_bytes(bytes.data(), bytes.size());
+      Executor probe(*graph);  // load errors count as refused, run errors as run errors
+    } catch (const Error&) {
+      ++refused;
+      continue;
+    }
+    try {
+      if (replay_matches_eager(bytes, mlp)) {
+        ++correct;
+      } else {
+        ++wrong;
+        std::printf("byte %zu: replayed wrong:%s\n", at,
+                    changed_lines(mlp.cap.graph, *graph).c_str());
+        EXPECT_TRUE(only_scalar_constants_differ(mlp.cap.graph, *graph))
+            << "byte " << at << ": a wrong replay that is not a changed constant";
+      }
+    } catch (const Error& e) {
+      ++run_error;
+      EXPECT_EQ(std::string(e.what()).find("INTERNAL ASSERT"), std::string::npos)
+          << "byte " << at << ": torch's internal assert text instead of ours: " << e.what();
+    }
+  }
+  std::printf(
+      "%d forged corruptions: %d refused at load, %d clean run-time errors, %d replayed "
+      "correctly, %d replayed wrong\n",
+      kTrials, refused, run_error, correct, wrong);
+  EXPECT_EQ(refused + run_error + correct + wrong, kTrials);
 }
 
 }  // namespace

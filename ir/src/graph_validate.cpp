@@ -210,6 +210,13 @@ void Validator::check_input(size_t i) {
   if (!c10::isValidDeviceType(in.meta.device.type()) || in.meta.device.index() < -1) {
     throw FormatError(path + ".meta.device: not a valid device");
   }
+  // Load-time inference makes meta tensors of these sizes; torch multiplies them unchecked.
+  int64_t numel = 1;
+  for (int64_t size : in.meta.sizes) {
+    if (size < 0 || __builtin_mul_overflow(numel, size, &numel)) {
+      throw FormatError(path + ".meta.sizes: a negative size, or more elements than int64 holds");
+    }
+  }
 }
 
 /// Checks each node's kind and arity, then records where each value id is defined.
@@ -257,6 +264,14 @@ void Validator::check_node(size_t n) {
     if (var >= static_cast<ValueId>(g_.inputs.size())) {
       throw FormatError(path + ".inputs[0]: value id " + std::to_string(var) +
                         " is not a graph input; accumulate_grad writes into a parameter input");
+    }
+    // Eager gives only leaves that require grad an AccumulateGrad; a bound tensor may have lost
+    // the flag (read back from a .pt file), so the recorded one decides.
+    const GraphInput& in = g_.inputs[static_cast<size_t>(var)];
+    if (in.kind != GraphInput::Kind::kTensor || !in.meta.requires_grad) {
+      throw FormatError(path + ".inputs[0]: graph input " + std::to_string(var) + " (" + in.name +
+                        ") was not recorded as a tensor requiring grad; accumulate_grad writes " +
+                        "only into those");
     }
   }
 }

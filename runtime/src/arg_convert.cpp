@@ -141,20 +141,24 @@ c10::TypePtr type_ptr_of(const ArgType& type) {
   auto need = [&](size_t n) {
     if (sub.size() != n) throw FormatError("type needs " + std::to_string(n) + " contained types");
   };
-  switch (type.kind) {
-    case K::kOptional:
-      need(1);
-      return c10::OptionalType::create(sub[0]);
-    case K::kList:
-      need(1);
-      return c10::ListType::create(sub[0]);
-    case K::kTuple:
-      return c10::TupleType::create(sub);
-    case K::kDict:
-      need(2);
-      return c10::DictType::create(sub[0], sub[1]);
-    default:
-      throw FormatError("unknown type kind");
+  try {  // c10 itself refuses some combinations (throws c10::Error), e.g. unions it cannot form
+    switch (type.kind) {
+      case K::kOptional:
+        need(1);
+        return c10::OptionalType::create(sub[0]);
+      case K::kList:
+        need(1);
+        return c10::ListType::create(sub[0]);
+      case K::kTuple:
+        return c10::TupleType::create(sub);
+      case K::kDict:
+        need(2);
+        return c10::DictType::create(sub[0], sub[1]);
+      default:
+        throw FormatError("unknown type kind");
+    }
+  } catch (const c10::Error& e) {
+    throw FormatError(std::string("not a valid type: ") + e.what_without_backtrace());
   }
 }
 

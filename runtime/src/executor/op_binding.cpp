@@ -8,7 +8,10 @@
 #include "arg_convert.h"
 #include "ca/error.h"
 #include "ca/version.h"
+#include "executor/aten_check.h"
+#include "executor/op_rules.h"
 #include "executor/schema_check.h"
+#include "executor/storage_bounds.h"
 
 namespace ca::detail {
 namespace {
@@ -71,6 +74,7 @@ void check_schema(const Node& n, const OpCall& call, const std::string& at) {
     std::string why = schema_mismatch(args[j], schema[j]);
     if (!why.empty()) throw FormatError(at + ".args[" + std::to_string(j) + "]: " + why);
   }
+  check_op_rules(n, args, at);
 }
 
 // Upstream's unpackers index tuples without checking their length: check the shape first.
@@ -82,6 +86,65 @@ T unpack_checked(const Arg& arg, const std::string& at) {
   return dyn::IValuePacker<T>::unpack(value);
 }
 
+// What validate_outputs may be handed: metadata of a differentiable, strided input on a CPU or
+// CUDA device with a real shape. Anything else reaches torch's internal asserts or silently
+// moves a grad to another device type.
+void check_metadata(const MetadataList& list, const std::string& at) {
+  for (size_t k = 0; k < list.size(); ++k) {
+    if (!list[k]) continue;
+    const auto& md = *list[k];
+    const std::string where = at + ".metadata[" + std::to_string(k) + "]: ";
+    const c10::ScalarType dtype = c10::typeMetaToScalarType(md.dtype());
+    const auto grad_dtype = md.grad_dtype();
+    if (!torch::autograd::isDifferentiableType(dtype) ||
+        (grad_dtype && !torch::autograd::isDifferentiableType(*grad_dtype))) {
+      throw FormatError(where + "dtype " + c10::toString(grad_dtype.value_or(dtype)) +
+                        " is not differentiable (floating point or complex)");
+    }
+    if (md.layout() != c10::kStrided) throw FormatError(where + "layout is not strided");
+    if (!md.device().is_cpu() && !md.device().is_cuda()) {
+      throw FormatError(where + "device " + md.device().str() + " is not cpu or cuda");
+    }
+    for (const c10::SymInt& size : md.shape_as_dim_vector()) {
+      if (size.is_heap_allocated() || size.as_int_unchecked() < 0) {
+        throw FormatError(where + "shape " + c10::str(md.shape_as_dim_vector()) +
+                          " has a negative size");
+      }
+    }
+  }
+}
+
+// A packed TensorGeometry is (sizes, strides, offset); torch indexes strides by the sizes' dims.
+at::TensorGeometry geometry(const Arg& arg, const std::string& at) {
+  c10::IValue value = constant(arg, at);
+  std::string why = schema_mismatch(value, dyn::IValuePacker<at::TensorGeometry>::packed_type());
+  if (!why.empty()) throw FormatError(at + ": malformed args: " + why);
+  const auto& parts = value.toTupleRef().elements();
+  auto ints = [](const c10::IValue& list) {
+    std::vector<int64_t> out;
+    for (const c10::IValue& v : list.toListRef()) out.push_back(v.toInt());
+    return out;
+  };
+  const std::vector<int64_t> sizes = ints(parts[0]), strides = ints(parts[1]);
+  if (geometry_extent(sizes, strides) < 0 || parts[2].toInt() < 0) {
+    throw FormatError(at + ": sizes " + c10::str(sizes) + ", strides " + c10::str(strides) +
+                      ", offset " + std::to_string(parts[2].toInt()) + " are not a geometry");
+  }
+  return dyn::IValuePacker<at::TensorGeometry>::unpack(value);
+}
+
+// CopySlices builds a base-shaped buffer and views it with the view's geometry: the view must
+// lie inside the base.
+CopySlicesGeometry copy_slices_geometry(const Node& n, const std::string& at) {
+  CopySlicesGeometry g{geometry(n.args.at(0), at + ".args[0]"),
+                       geometry(n.args.at(1), at + ".args[1]")};
+  const int64_t extent = geometry_extent(g.base.sizes(), g.base.strides());
+  const int64_t offset = g.view.storage_offset() - g.base.storage_offset();
+  std::string why = geometry_outside(g.view.sizes(), g.view.strides(), offset, extent);
+  if (!why.empty()) throw FormatError(at + ": the view is not inside its base: " + why);
+  return g;
+}
+
 BoundNode bind_builtin(const Node& n, const std::string& at) {
   try {
     switch (n.kind) {
@@ -91,11 +154,11 @@ BoundNode bind_builtin(const Node& n, const std::string& at) {
           throw FormatError(at + ": metadata for " + std::to_string(metadata.size()) +
                             " outputs, node has " + std::to_string(n.inputs.size()));
         }
+        check_metadata(metadata, at);
         return metadata;
       }
       case NodeKind::kCopySlicesPrologue:
-        return CopySlicesGeometry{unpack_checked<at::TensorGeometry>(n.args.at(0), at),
-                                  unpack_checked<at::TensorGeometry>(n.args.at(1), at)};
+        return copy_slices_geometry(n, at);
       case NodeKind::kCopySlicesEpilogue:
         return CopySlicesFlags{unpack_checked<std::vector<bool>>(n.args.at(0), at)};
       case NodeKind::kAccumulateGrad:
@@ -129,6 +192,7 @@ BoundNode bind_node(const Node& n, size_t i, Missing& missing) {
       return call;
     }
     call.args = convert_args(n);
+    check_aten_node(n, call.aten->schema(), call.args, at);
     return call;
   }
   return bind_builtin(n, at);
@@ -165,7 +229,11 @@ std::vector<BoundNode> bind_ops(const Graph& graph, bool allow_version_mismatch,
   bound.reserve(graph.nodes.size());
   Missing missing;
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
-    bound.push_back(bind_node(graph.nodes[i], i, missing));
+    try {
+      bound.push_back(bind_node(graph.nodes[i], i, missing));
+    } catch (const c10::Error& e) {  // torch refused a value the checks above let through
+      throw FormatError(where(i, graph.nodes[i]) + ": " + e.what_without_backtrace());
+    }
   }
   if (!missing.empty()) throw_missing(missing);
   return bound;

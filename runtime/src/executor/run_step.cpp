@@ -6,8 +6,11 @@
 #include <torch/csrc/autograd/engine.h>
 #include <torch/csrc/autograd/functions/accumulate_grad.h>
 
+#include <sstream>
+
 #include "arg_convert.h"
 #include "ca/error.h"
+#include "executor/aten_check.h"
 #include "executor/frame.h"
 #include "executor/validate_check.h"
 
@@ -34,6 +37,36 @@ void scatter(const Step& s, variable_list& results, Values& values) {
   }
   for (size_t k = 0; k < results.size(); ++k) {
     if (s.outputs[k] != kNoValue) values[static_cast<size_t>(s.outputs[k])] = std::move(results[k]);
+  }
+}
+
+// validate_outputs ends in an internal assert when a grad (after its cast to grad_dtype) is not
+// differentiable: say so in our words first.
+void check_differentiable(const MetadataList& metadata, const Values& grads) {
+  for (size_t k = 0; k < grads.size() && k < metadata.size(); ++k) {
+    if (!metadata[k] || !grads[k].defined()) continue;
+    const c10::ScalarType dtype = metadata[k]->grad_dtype().value_or(grads[k].scalar_type());
+    if (!torch::autograd::isDifferentiableType(dtype)) {
+      throw ExecutionError("validate_outputs: grad " + std::to_string(k) + " has dtype " +
+                           c10::toString(dtype) + ", which is not differentiable");
+    }
+  }
+}
+
+// What eager guarantees before AccumulateGrad runs (validate_outputs gave the grad the
+// variable's dtype, shape and device): a graph that breaks it would otherwise store a converted
+// or misshapen .grad. (That the variable requires grad is checked at load, against the graph's
+// record, since a tensor read back from a .pt file has lost the flag.)
+void check_accumulate_grad(const at::Tensor& variable, const at::Tensor& grad) {
+  if (!variable.defined()) throw ExecutionError("accumulate_grad into an undefined tensor");
+  if (!variable.is_leaf()) throw ExecutionError("accumulate_grad into a tensor that is not a leaf");
+  if (grad.scalar_type() != variable.scalar_type() || grad.device() != variable.device() ||
+      !grad.sym_sizes().equals(variable.sym_sizes())) {
+    std::ostringstream os;
+    os << "accumulate_grad: grad " << grad.scalar_type() << grad.sizes() << " on " << grad.device()
+       << " for a parameter " << variable.scalar_type() << variable.sizes() << " on "
+       << variable.device();
+    throw ExecutionError(os.str());
   }
 }
 
@@ -118,8 +151,10 @@ struct StepRunner {
         out = c.op->fn(f.grads, f.args[index]);
       } else {
         f.stack.assign(f.args[index].begin(), f.args[index].end());
+        check_aten_inputs(c.aten->schema(), f.stack);
         OpScope scope(obs, s.node);
         c.aten->callBoxed(f.stack);
+        check_aten_results(c.aten->schema(), f.stack);
       }
       f.grads.clear();
     }
@@ -151,6 +186,7 @@ struct StepRunner {
           !metadata[k] || !f.grads[k].defined() || metadata_accepts(*metadata[k], f.grads[k]);
     }
     if (!conforms) {
+      check_differentiable(v.metadata, f.grads);
       OpScope scope(obs, s.node);
       torch::autograd::validate_outputs(metadata, f.grads,
                                         [](const std::string& msg) { return msg; });
@@ -177,6 +213,7 @@ struct StepRunner {
                           ? std::move(f.values[static_cast<size_t>(s.inputs[1])])
                           : get(f.values, s.inputs[1]);
     if (!grad.defined()) return;
+    check_accumulate_grad(variable, grad);
     OpScope scope(obs, s.node);
     at::Tensor& variable_grad = variable.mutable_grad();
     torch::autograd::AccumulateGrad::accumulateGrad(
@@ -203,6 +240,10 @@ void StepRunner::operator()(const CopySlicesGeometry& fixed) const {
   if (!grad.defined()) {
     for (size_t k = 0; k < 3; ++k) set(k, at::Tensor());
     return;
+  }
+  if (!grad.sym_sizes().equals(p.base.sym_sizes())) {
+    throw ExecutionError("copy_slices: grad of shape " + c10::str(grad.sizes()) +
+                         " for a base of shape " + c10::str(p.base.sym_sizes()));
   }
   OpScope scope(obs, s.node);
   at::Tensor result = grad.new_empty_strided_symint(p.base.sym_sizes(), p.base.sym_strides());

@@ -1,0 +1,121 @@
+#include "executor/op_rules.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "ca/error.h"
+
+namespace ca::detail {
+namespace {
+
+size_t length_of(const c10::IValue& v) { return v.isList() ? v.toListRef().size() : 0; }
+
+// Whether the formula behind a rule runs: one of its needs_input_grad flags (args[0]) is set.
+bool gate_open(uint32_t gate, const c10::IValue& flags) {
+  if (gate == 0 || !flags.isBoolList()) return true;
+  const auto list = flags.toBoolList();
+  for (size_t i = 0; i < list.size() && i < 32; ++i) {
+    if (((gate >> i) & 1u) != 0 && list.get(i)) return true;
+  }
+  return false;
+}
+
+std::string arg_at(const std::string& at, const ListRule& r) {
+  return at + ".args[" + std::to_string(r.a) + "] (" + r.name + ")";
+}
+
+// cat_tensors_backward reads shape[dim] of every input shape that is not the legacy empty [0].
+void check_cat_shapes(const ListRule& r, const std::vector<c10::IValue>& args,
+                      const std::string& at) {
+  const int64_t dim = args[r.b].isInt() ? args[r.b].toInt() : 0;
+  int64_t rank = -1;
+  for (const c10::IValue& shape : args[r.a].toListRef()) {
+    const auto dims = shape.isList() ? shape.toListRef() : c10::ArrayRef<c10::IValue>();
+    if (dims.size() == 1 && dims[0].isInt() && dims[0].toInt() == 0) continue;
+    const auto r_i = static_cast<int64_t>(dims.size());
+    if ((rank >= 0 && r_i != rank) || r_i == 0 || dim < -r_i || dim >= r_i) {
+      throw FormatError(arg_at(at, r) + ": input shapes of rank " + std::to_string(r_i) +
+                        (rank >= 0 ? " and " + std::to_string(rank) : std::string()) +
+                        " for cat dim " + std::to_string(dim));
+    }
+    rank = r_i;
+  }
+}
+
+void check_rule(const ListRule& r, const std::vector<c10::IValue>& args, size_t grads,
+                size_t outputs, const std::string& at) {
+  const c10::IValue& a = args[r.a];
+  if (r.kind == ListRule::kAtMostOutputs) {  // the op allocates one grad per list element
+    const int64_t n = a.isInt() ? a.toInt() : -1;
+    if (n < 0 || static_cast<uint64_t>(n) > outputs) {
+      throw FormatError(arg_at(at, r) + ": a list of " + std::to_string(n) +
+                        " tensors for a node with " + std::to_string(outputs) + " outputs");
+    }
+    return;
+  }
+  if (!a.isList()) throw FormatError(arg_at(at, r) + ": expected a list, got " + a.tagKind());
+  const size_t n = length_of(a);
+  switch (r.kind) {
+    case ListRule::kSameLength:
+      if (n != length_of(args[r.b])) {
+        throw FormatError(arg_at(at, r) + ": " + std::to_string(n) + " sizes but " +
+                          std::to_string(length_of(args[r.b])) + " strides (args[" +
+                          std::to_string(r.b) + "]); they describe one tensor");
+      }
+      return;
+    case ListRule::kLength:
+      if (n != r.b) {
+        throw FormatError(arg_at(at, r) + ": " + std::to_string(n) + " elements, the op reads " +
+                          std::to_string(r.b) + " (a matrix)");
+      }
+      return;
+    case ListRule::kNonEmpty:
+      if (n == 0) throw FormatError(arg_at(at, r) + ": empty, the op indexes it by a dim");
+      return;
+    case ListRule::kLengthIsArg: {
+      const int64_t want = args[r.b].isInt() ? args[r.b].toInt() : -1;
+      if (static_cast<int64_t>(n) != want) {
+        throw FormatError(arg_at(at, r) + ": " + std::to_string(n) + " elements for a list of " +
+                          std::to_string(want) + " tensors (args[" + std::to_string(r.b) + "])");
+      }
+      return;
+    }
+    case ListRule::kCatShapes:
+      return check_cat_shapes(r, args, at);
+    case ListRule::kAtMostOutputs:
+      return;  // checked above
+    case ListRule::kCoversGrads:
+      if (n < grads) {
+        throw FormatError(arg_at(at, r) + ": " + std::to_string(n) + " elements for " +
+                          std::to_string(grads) + " grads, the op reads one per grad");
+      }
+      return;
+  }
+}
+
+}  // namespace
+
+const OpRules* find_op_rules(const std::string& op) {
+  const auto& table = generated_op_rules();
+  auto it = std::lower_bound(table.begin(), table.end(), op,
+                             [](const OpRules& r, const std::string& name) {
+                               return std::strcmp(r.op, name.c_str()) < 0;
+                             });
+  return it != table.end() && op == it->op ? &*it : nullptr;
+}
+
+void check_op_rules(const Node& node, const std::vector<c10::IValue>& args, const std::string& at) {
+  const OpRules* rules = find_op_rules(node.op.str());
+  // A table made for another packing (a torch whose op differs) says nothing about this one.
+  if (rules == nullptr || rules->packed_args != args.size()) return;
+  const size_t grads = node.inputs.size();
+  if (grads < rules->min_grads) {
+    throw FormatError(at + ": " + std::to_string(grads) + " grads, the op reads " +
+                      std::to_string(rules->min_grads));
+  }
+  for (const ListRule& r : rules->rules) {
+    if (gate_open(r.gate, args[0])) check_rule(r, args, grads, node.outputs.size(), at);
+  }
+}
+
+}  // namespace ca::detail

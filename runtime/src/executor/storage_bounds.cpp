@@ -1,0 +1,60 @@
+#include "executor/storage_bounds.h"
+
+namespace ca::detail {
+namespace {
+
+// Lowest and highest element offsets of a geometry, or false on overflow / malformed input.
+bool span(c10::IntArrayRef sizes, c10::IntArrayRef strides, int64_t offset, int64_t* lo,
+          int64_t* hi) {
+  if (sizes.size() != strides.size()) return false;
+  *lo = *hi = offset;
+  int64_t numel = 1;  // torch multiplies the sizes unchecked (TensorGeometry, numel())
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] < 0 || __builtin_mul_overflow(numel, sizes[d], &numel)) return false;
+  }
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] == 0) {
+      *lo = 0;
+      *hi = -1;  // empty: reads nothing
+      return true;
+    }
+  }
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    int64_t step = 0;
+    if (__builtin_mul_overflow(sizes[d] - 1, strides[d], &step)) return false;
+    if (__builtin_add_overflow(step < 0 ? *lo : *hi, step, step < 0 ? lo : hi)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string geometry_outside(c10::IntArrayRef sizes, c10::IntArrayRef strides, int64_t offset,
+                             int64_t extent) {
+  int64_t lo = 0, hi = 0;
+  if (!span(sizes, strides, offset, &lo, &hi)) {
+    return "malformed geometry (sizes " + c10::str(sizes) + ", strides " + c10::str(strides) +
+           "): negative size, rank mismatch or overflow";
+  }
+  if (hi < lo) return "";
+  if (lo >= 0 && hi < extent) return "";
+  return "sizes " + c10::str(sizes) + ", strides " + c10::str(strides) + ", offset " +
+         std::to_string(offset) + " read elements [" + std::to_string(lo) + ", " +
+         std::to_string(hi) + "] outside the storage's [0, " + std::to_string(extent) + ")";
+}
+
+int64_t geometry_extent(c10::IntArrayRef sizes, c10::IntArrayRef strides) {
+  int64_t lo = 0, hi = 0;
+  if (!span(sizes, strides, 0, &lo, &hi) || lo < 0) return -1;
+  return hi + 1;
+}
+
+std::string tensor_outside_storage(const at::Tensor& t) {
+  if (!t.defined() || t.layout() != c10::kStrided || !t.has_storage() || t.is_meta()) return "";
+  const int64_t itemsize = static_cast<int64_t>(t.dtype().itemsize());
+  if (itemsize == 0) return "";
+  const int64_t extent = static_cast<int64_t>(t.storage().nbytes()) / itemsize;
+  return geometry_outside(t.sizes(), t.strides(), t.storage_offset(), extent);
+}
+
+}  // namespace ca::detail

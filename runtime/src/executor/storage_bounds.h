@@ -1,0 +1,25 @@
+#pragma once
+// Whether a strided geometry stays inside a storage: the check that makes a view whose sizes,
+// strides or offset came from a file safe to read. Overflow-safe; negative strides allowed.
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/SymInt.h>
+
+#include <cstdint>
+#include <string>
+
+namespace ca::detail {
+
+/// Empty when every element of (sizes, strides, offset), in elements, lies in [0, extent); else
+/// why not. Sizes must be >= 0, as many as strides, and their product must fit in int64.
+std::string geometry_outside(c10::IntArrayRef sizes, c10::IntArrayRef strides, int64_t offset,
+                             int64_t extent);
+
+/// Element count a dense allocation of (sizes, strides) at offset 0 spans (new_empty_strided's),
+/// or -1 when the geometry is malformed or overflows.
+int64_t geometry_extent(c10::IntArrayRef sizes, c10::IntArrayRef strides);
+
+/// Empty when `t` (defined, strided) reads only inside its storage; else why not.
+std::string tensor_outside_storage(const at::Tensor& t);
+
+}  // namespace ca::detail

@@ -1,0 +1,185 @@
+// Hostile graphs for the builtin node kinds (accumulate_grad, validate_outputs, copy_slices),
+// built by editing a real capture's IR: refused at load, or a clean ExecutionError at run time,
+// never a silently converted .grad or torch's internal assert text. Eager autograd is the
+// reference for the graphs left intact.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <string>
+
+#include "ca/capture.h"
+#include "ca/error.h"
+#include "ca/executor.h"
+#include "ca/graph_io.h"
+#include "test_util.h"
+
+namespace ca {
+namespace {
+
+using test::contains;
+
+Executor load(const Graph& g) {
+  const std::vector<uint8_t> bytes = graph_to_bytes(g);
+  return Executor(graph_from_bytes(bytes.data(), bytes.size()));
+}
+
+std::string load_error(const Graph& g) {
+  return test::error_of<FormatError>([&] { load(g); }, "loading the graph");
+}
+
+struct Captured {
+  CaptureResult cap;
+  at::Tensor param;
+  at::Tensor eager;
+};
+
+/// (w * x).sum() for a Float[4, 3] parameter w: MulBackward0 -> validate_outputs ->
+/// accumulate_grad.
+Captured capture_mul() {
+  torch::manual_seed(1);
+  Captured c;
+  c.param = torch::randn({4, 3}, torch::requires_grad());
+  const at::Tensor loss = (c.param * torch::randn({4, 3})).sum();
+  c.cap = capture({loss});
+  loss.backward();
+  c.eager = c.param.grad().clone();
+  c.param.mutable_grad().reset();
+  return c;
+}
+
+/// The validate_outputs right before the accumulate_grad, and its metadata entry for the grad.
+Arg& grad_metadata(Graph& g) {
+  for (size_t i = 1; i < g.nodes.size(); ++i) {
+    if (g.nodes[i].kind == NodeKind::kAccumulateGrad &&
+        g.nodes[i - 1].kind == NodeKind::kValidateOutputs) {
+      return g.nodes[i - 1].args[0].items[0];
+    }
+  }
+  throw std::runtime_error("no validate_outputs before an accumulate_grad");
+}
+
+// Packed InputMetadata: ((requires_grad, memory_format, device, dtype, layout, pinned), shape,
+// is_tensor_subclass, grad_dtype).
+Arg& options_field(Arg& md, size_t k) { return md.items[0].items[k]; }
+
+void set_dtype(Arg& md, c10::ScalarType t) {
+  options_field(md, 3).i = static_cast<int64_t>(t);
+  md.items[3].i = static_cast<int64_t>(t);
+}
+
+std::string run_error(const Captured& c, const Graph& g) {
+  const Executor ex = load(g);
+  return test::error_of<ExecutionError>([&] { ex.run(c.cap.inputs); }, "replaying");
+}
+
+TEST(HostileBuiltin, TheUncorruptedGraphReplaysLikeEager) {
+  Captured c = capture_mul();
+  load(c.cap.graph).run(c.cap.inputs);
+  EXPECT_TRUE(torch::allclose(c.param.grad(), c.eager));
+}
+
+TEST(HostileBuiltin, AccumulateGradRefusesAGradOfAnotherDtype) {
+  Captured c = capture_mul();
+  set_dtype(grad_metadata(c.cap.graph), c10::kDouble);  // validate_outputs now casts to Double
+  EXPECT_TRUE(contains(run_error(c, c.cap.graph),
+                       "accumulate_grad: grad Double[4, 3] on cpu for a parameter Float[4, 3]"));
+  EXPECT_FALSE(c.param.grad().defined()) << "no .grad was stored";
+}
+
+TEST(HostileBuiltin, AccumulateGradRefusesAGradOfAnotherShape) {
+  Captured c = capture_mul();
+  Arg& shape = grad_metadata(c.cap.graph).items[1];
+  shape.items[0].i = 1;  // [1, 3]: validate_outputs sums the grad down to it
+  EXPECT_TRUE(contains(run_error(c, c.cap.graph), "grad Float[1, 3] on cpu for a parameter"));
+}
+
+TEST(HostileBuiltin, AccumulateGradOnlyWritesIntoTensorsRecordedAsRequiringGrad) {
+  Captured c = capture_mul();
+  for (const Node& n : c.cap.graph.nodes) {
+    if (n.kind == NodeKind::kAccumulateGrad) {
+      c.cap.graph.inputs[static_cast<size_t>(n.inputs[0])].meta.requires_grad = false;
+    }
+  }
+  EXPECT_TRUE(contains(load_error(c.cap.graph), "was not recorded as a tensor requiring grad"));
+}
+
+TEST(HostileBuiltin, ValidateOutputsMetadataIsCheckedAtLoad) {
+  struct Case {
+    std::function<void(Arg&)> edit;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {[](Arg& md) { set_dtype(md, c10::kLong); }, "dtype Long is not differentiable"},
+      {[](Arg& md) { md.items[3].i = static_cast<int64_t>(c10::kInt); },
+       "dtype Int is not differentiable"},
+      {[](Arg& md) { options_field(md, 4).i = static_cast<int64_t>(c10::kSparse); },
+       "layout is not strided"},
+      {[](Arg& md) { options_field(md, 2).i = static_cast<int64_t>(c10::DeviceType::Meta); },
+       "device meta is not cpu or cuda"},
+      {[](Arg& md) { md.items[1].items[1].i = -3; }, "has a negative size"},
+  };
+  for (const Case& k : cases) {
+    Captured c = capture_mul();
+    k.edit(grad_metadata(c.cap.graph));
+    const std::string error = load_error(c.cap.graph);
+    EXPECT_TRUE(contains(error, k.expected));
+    EXPECT_FALSE(contains(error, "INTERNAL ASSERT"));
+  }
+}
+
+/// An in-place op on a view: the copy_slices prologue/epilogue pair.
+struct CapturedView {
+  CaptureResult cap;
+  at::Tensor a;
+  at::Tensor eager;
+};
+
+CapturedView capture_in_place_view() {
+  torch::manual_seed(2);
+  CapturedView c;
+  c.a = torch::randn({4, 3}, torch::requires_grad());
+  at::Tensor x = c.a.clone();
+  x.narrow(0, 1, 2).mul_(torch::randn({2, 3}));
+  const at::Tensor loss = x.exp().sum();
+  c.cap = capture({loss});
+  loss.backward();
+  c.eager = c.a.grad().clone();
+  c.a.mutable_grad().reset();
+  return c;
+}
+
+Node& prologue(Graph& g) {
+  for (Node& n : g.nodes) {
+    if (n.kind == NodeKind::kCopySlicesPrologue) return n;
+  }
+  throw std::runtime_error("no copy_slices prologue");
+}
+
+TEST(HostileBuiltin, CopySlicesViewMustLieInsideItsBase) {
+  CapturedView c = capture_in_place_view();
+  load(c.cap.graph).run(c.cap.inputs);
+  EXPECT_TRUE(torch::allclose(c.a.grad(), c.eager));
+
+  Arg& view = prologue(c.cap.graph).args[1];  // (sizes, strides, offset)
+  view.items[2].i = 100;
+  EXPECT_TRUE(contains(load_error(c.cap.graph), "the view is not inside its base"));
+  view.items[2].i = 3;
+  view.items[1].items[0].i = 50;  // a row stride past the base
+  EXPECT_TRUE(contains(load_error(c.cap.graph), "outside the storage's [0, 12)"));
+  view.items[1].items.pop_back();
+  EXPECT_TRUE(contains(load_error(c.cap.graph), "are not a geometry"));
+  // Sizes whose product overflows int64 (torch multiplies them unchecked), with zero strides.
+  Arg& base = prologue(c.cap.graph).args[0];
+  base.items[0].items[0].i = int64_t{1} << 62;
+  base.items[1].items[0].i = 0;
+  EXPECT_TRUE(contains(load_error(c.cap.graph), "are not a geometry"));
+}
+
+TEST(HostileBuiltin, GraphInputSizesMustHaveARepresentableElementCount) {
+  Captured c = capture_mul();
+  c.cap.graph.inputs[0].meta.sizes = {int64_t{1} << 40, int64_t{1} << 40};
+  EXPECT_TRUE(contains(load_error(c.cap.graph), "more elements than int64 holds"));
+}
+
+}  // namespace
+}  // namespace ca

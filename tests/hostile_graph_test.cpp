@@ -1,0 +1,231 @@
+// Hostile graphs built on purpose with the IR and written with graph_to_bytes, one class of issue
+// 9 at a time: each must be refused at load (FormatError naming node, arg and expectation) or fail
+// with a clean ExecutionError at run time, never crash, read outside a tensor or replay wrong.
+// Reference results come from eager autograd (or plain ATen calls for aten nodes).
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <string>
+
+#include "ca/capture.h"
+#include "ca/error.h"
+#include "ca/executor.h"
+#include "ca/graph_io.h"
+#include "ca/version.h"
+#include "executor/op_rules.h"
+#include "registry/op_entry.h"
+#include "test_util.h"
+
+namespace ca {
+namespace {
+
+using test::contains;
+
+Executor load(const Graph& g) {
+  const std::vector<uint8_t> bytes = graph_to_bytes(g);
+  return Executor(graph_from_bytes(bytes.data(), bytes.size()));
+}
+
+std::string load_error(const Graph& g) {
+  return test::error_of<FormatError>([&] { load(g); }, "loading the graph");
+}
+
+// ---- aten nodes -------------------------------------------------------------------------------
+
+GraphInput float_input(const char* name, std::vector<int64_t> sizes) {
+  GraphInput in;
+  in.name = name;
+  in.meta.sizes = std::move(sizes);
+  return in;
+}
+
+/// inputs a, b: Float[2, 3]; one aten node `op.overload(args)` -> %2, returned.
+Graph aten_graph(const char* op, const char* overload, std::vector<Arg> args, size_t outputs = 1) {
+  Graph g;
+  g.torch_version = runtime_torch_version();
+  g.inputs = {float_input("a", {2, 3}), float_input("b", {2, 3})};
+  Node n;
+  n.kind = NodeKind::kAten;
+  n.op = op;
+  n.overload = overload;
+  n.inputs = {0, 1};
+  n.args = std::move(args);
+  for (size_t k = 0; k < outputs; ++k) n.outputs.push_back(static_cast<ValueId>(2 + k));
+  g.nodes = {n};
+  g.num_values = static_cast<int32_t>(2 + outputs);
+  g.outputs = {2};
+  return g;
+}
+
+Arg ints(std::vector<int64_t> v) {
+  std::vector<Arg> items;
+  for (int64_t i : v) items.push_back(Arg::integer(i));
+  return Arg::list(ArgType{ArgType::Kind::kInt, {}}, std::move(items));
+}
+
+const std::vector<at::Tensor> kAB = {torch::arange(6.f).reshape({2, 3}),
+                                     torch::arange(6.f).reshape({2, 3}) + 1};
+
+TEST(HostileAten, ArgsAreCheckedAgainstTheOperatorsSchemaAtLoad) {
+  EXPECT_TRUE(contains(load_error(aten_graph("aten::mul", "Tensor", {})),
+                       "0 args, aten::mul.Tensor takes 2"));
+  EXPECT_TRUE(contains(load_error(aten_graph("aten::mul", "Tensor", {Arg::tensor(0)})),
+                       "1 args, aten::mul.Tensor takes 2"));
+  EXPECT_TRUE(
+      contains(load_error(aten_graph("aten::mul", "Tensor", {Arg::tensor(0), Arg::integer(3)})),
+               "nodes[0] (aten aten::mul).args[1] (other): expected Tensor, got Int"));
+  // Defaults count: a boxed call gets none filled in.
+  EXPECT_TRUE(
+      contains(load_error(aten_graph("aten::add", "Tensor", {Arg::tensor(0), Arg::tensor(1)})),
+               "2 args, aten::add.Tensor takes 3"));
+  EXPECT_TRUE(
+      contains(load_error(aten_graph("aten::mul", "Tensor", {Arg::tensor(0), Arg::tensor(1)}, 2)),
+               "2 outputs, aten::mul.Tensor returns 1"));
+  EXPECT_TRUE(contains(load_error(aten_graph("aten::sum", "", {Arg::tensor(0), Arg::integer(99)})),
+                       "ScalarType 99 out of range"));
+}
+
+TEST(HostileAten, OpsThatWriteIntoArgsOrSetGeometryUncheckedAreRefused) {
+  EXPECT_TRUE(
+      contains(load_error(aten_graph("aten::mul_", "Tensor", {Arg::tensor(0), Arg::tensor(1)})),
+               "writes into this argument"));
+  EXPECT_TRUE(contains(
+      load_error(aten_graph("aten::_reshape_alias", "", {Arg::tensor(0), ints({64}), ints({1})})),
+      "without a bounds check"));
+}
+
+TEST(HostileAten, ViewsOutsideTheirStorageFailCleanlyAndGoodOnesReplay) {
+  const Executor bad = load(
+      aten_graph("aten::as_strided", "", {Arg::tensor(0), ints({64}), ints({1}), Arg::none()}));
+  EXPECT_TRUE(contains(test::error_of<ExecutionError>([&] { bad.run(kAB); }), "out of bounds"));
+  const Executor good = load(aten_graph("aten::view", "", {Arg::tensor(0), ints({3, 2})}));
+  EXPECT_TRUE(torch::equal(good.run(kAB)[0], kAB[0].view({3, 2})));
+  const Executor mul = load(aten_graph("aten::mul", "Tensor", {Arg::tensor(0), Arg::tensor(1)}));
+  EXPECT_TRUE(torch::equal(mul.run(kAB)[0], kAB[0] * kAB[1]));
+}
+
+TEST(HostileAten, AnUndefinedTensorArgIsARunTimeError) {
+  const Executor ex =
+      load(aten_graph("aten::mul", "Tensor", {Arg::tensor(0), Arg::tensor(kNoValue)}));
+  EXPECT_TRUE(contains(test::error_of<ExecutionError>([&] { ex.run(kAB); }),
+                       "args[1] (other) of aten::mul.Tensor is an undefined tensor"));
+}
+
+// ---- functional nodes ---------------------------------------------------------------------------
+
+struct Captured {
+  CaptureResult cap;
+  std::vector<at::Tensor> params;
+  std::vector<at::Tensor> eager;
+};
+
+/// linear -> split_with_sizes -> cat: AddmmBackward0 and SplitWithSizesBackward0.
+Captured capture_linear_split() {
+  torch::manual_seed(0);
+  Captured c;
+  c.params = {torch::randn({4, 3}, torch::requires_grad()),
+              torch::randn({4}, torch::requires_grad())};
+  const at::Tensor x = torch::randn({5, 3});
+  auto parts = torch::linear(x, c.params[0], c.params[1]).split_with_sizes({1, 3}, 1);
+  const at::Tensor loss = (parts[0] * 2).sum() + parts[1].pow(2).sum();
+  c.cap = capture({loss});
+  loss.backward();
+  for (const at::Tensor& p : c.params) c.eager.push_back(p.grad().clone());
+  return c;
+}
+
+Node& node_of(Graph& g, const std::string& op) {
+  for (Node& n : g.nodes) {
+    if (n.op == op) return n;
+  }
+  throw std::runtime_error("no node " + op);
+}
+
+// The rules come from torch's derivatives.yaml; positions only mean something when upstream's
+// packing (as the harvest saw it) has the arity the generator computed.
+TEST(HostileFunctional, GeneratedRulesMatchTheHarvestedSchemas) {
+  size_t matched = 0;
+  for (const detail::OpRules& rules : detail::generated_op_rules()) {
+    const detail::OpEntry* op = detail::find_op(rules.op);
+    if (op == nullptr) continue;
+    EXPECT_EQ(rules.packed_args, op->schema.size()) << rules.op;
+    matched += rules.packed_args == op->schema.size();
+  }
+  EXPECT_GT(matched, 600u);
+}
+
+TEST(HostileFunctional, TheUncorruptedGraphReplaysLikeEager) {
+  Captured c = capture_linear_split();
+  for (const at::Tensor& p : c.params) p.mutable_grad().reset();
+  load(c.cap.graph).run(c.cap.inputs);
+  for (size_t i = 0; i < c.params.size(); ++i) {
+    EXPECT_TRUE(torch::allclose(c.params[i].grad(), c.eager[i], 1e-5, 1e-6));
+  }
+}
+
+TEST(HostileFunctional, SizesAndStridesMustHaveTheRankTheOpReads) {
+  Captured c = capture_linear_split();
+  Node& addmm = node_of(c.cap.graph, "AddmmBackward0");
+  // mat2 (the weight, needs_input_grad[2]) is read by mm_mat2_backward: sizes, strides args 9, 10.
+  addmm.args[9] = ints({});
+  addmm.args[10] = ints({});
+  EXPECT_TRUE(contains(load_error(c.cap.graph),
+                       "(functional AddmmBackward0).args[9] (mat2_sym_sizes): 0 elements, the "
+                       "op reads 2"));
+  addmm.args[9] = ints({3, 4});
+  addmm.args[10] = ints({1});
+  EXPECT_TRUE(contains(load_error(c.cap.graph), "2 sizes but 1 strides"));
+  addmm.args[10] = ints({1, 3});
+  addmm.args[10].type = ArgType{ArgType::Kind::kAny, {}};  // a List[Any] of ints: unpack asserts
+  EXPECT_TRUE(contains(load_error(c.cap.graph), "args[10]: expected SymInt[], got a list of Any"));
+}
+
+TEST(HostileFunctional, AnOpGivenFewerGradsThanItReadsIsRefused) {
+  Captured c = capture_linear_split();
+  Node& addmm = node_of(c.cap.graph, "AddmmBackward0");
+  addmm.inputs = {};
+  EXPECT_TRUE(contains(load_error(c.cap.graph),
+                       "(functional AddmmBackward0): 0 grads, the op "
+                       "reads 1"));
+}
+
+TEST(HostileFunctional, SplitSizesMustCoverEveryGrad) {
+  Captured c = capture_linear_split();
+  Node& split = node_of(c.cap.graph, "SplitWithSizesBackward0");
+  ASSERT_EQ(split.inputs.size(), 2u);
+  split.args[4] = ints({1});
+  EXPECT_TRUE(contains(load_error(c.cap.graph),
+                       "args[4] (split_sizes): 1 elements for 2 grads, the op reads one per grad"));
+  split.args[4] = ints({1, 3});
+  split.args[3] = ints({});
+  EXPECT_TRUE(contains(load_error(c.cap.graph), "(self_sym_sizes): empty"));
+}
+
+TEST(HostileFunctional, CatSizesMustCoverEachInputWithOneRank) {
+  torch::manual_seed(3);
+  const at::Tensor a = torch::randn({2, 3}, torch::requires_grad());
+  const at::Tensor b = torch::randn({2, 1}, torch::requires_grad());
+  const at::Tensor loss = torch::cat({a, b}, 1).pow(2).sum();
+  CaptureResult cap = capture({loss});
+  loss.backward();
+  const at::Tensor eager_a = a.grad().clone(), eager_b = b.grad().clone();
+  a.mutable_grad().reset();
+  b.mutable_grad().reset();
+  load(cap.graph).run(cap.inputs);
+  EXPECT_TRUE(torch::allclose(a.grad(), eager_a) && torch::allclose(b.grad(), eager_b));
+
+  Node& cat = node_of(cap.graph, "CatBackward0");  // sizes of each input: args[4]
+  const Arg shape_a = cat.args[4].items[0];
+  cat.args[4].items = {shape_a};
+  EXPECT_TRUE(contains(load_error(cap.graph),
+                       "args[4] (tensors_args_sizes_symint): 1 elements for a list of 2 tensors"));
+  cat.args[4].items = {shape_a, ints({2})};
+  EXPECT_TRUE(contains(load_error(cap.graph), "input shapes of rank 1 and 2 for cat dim 1"));
+  cat.args[1] = Arg::integer(int64_t{1} << 40);  // the op would allocate a grad per element
+  EXPECT_TRUE(contains(load_error(cap.graph),
+                       "(tensors_size_): a list of 1099511627776 tensors "
+                       "for a node with 2 outputs"));
+}
+
+}  // namespace
+}  // namespace ca

@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""Writes the per-op length rules of the installed torch's generated autograd functions.
+
+The functional forms index `grads` and some saved size lists without checking their length
+(`grads[0]`, `mm_mat1_backward`'s `sizes[1]`, `split_with_sizes_backward`'s `split_sizes[j]`).
+The facts come from torch's own codegen inputs shipped in the wheel (torchgen/packaged:
+derivatives.yaml, native_functions.yaml) read with torchgen itself, so they follow the torch
+that is built against:
+  - how many grads each op reads (`grad` is grads[0]; a named gradient is grads[k]);
+  - the names of its packed args, in upstream's packing order (needs_input_grad, each tensor
+    list's size, saved inputs then saved outputs sorted by name, retain_variables), so that a
+    rule can name an arg by position;
+  - list rules: a tensor's saved sizes and strides have one length; mm_mat{1,2}_backward reads
+    two of each; split backward reads one split size per grad and indexes the input's sizes.
+
+usage: gen_op_rules.py OUT.cpp
+"""
+import os
+import re
+import sys
+
+import torchgen
+from torchgen.api.autograd import uses_retain_variables, uses_single_grad
+from torchgen.api.types import TENSOR_LIST_LIKE_CTYPES
+from torchgen.packaged.autograd.load_derivatives import load_derivatives
+
+# Ops whose formula passes the whole `grads` list to a helper, with what the helper reads.
+# split_backward / split_with_sizes_backward: grads[num_splits - 1], split_sizes[j] for each
+# grad, sizes[dim] (so the input's sizes are not empty). linear_double_backward: grads[0..2].
+WHOLE_GRADS = {
+    "SplitBackward0": (1, [("kNonEmpty", "self_sym_sizes", None)]),
+    "UnsafeSplitBackward0": (1, [("kNonEmpty", "self_sym_sizes", None)]),
+    "SplitWithSizesBackward0": (1, [("kNonEmpty", "self_sym_sizes", None),
+                                    ("kCoversGrads", "split_sizes", None)]),
+    "UnsafeSplitWithSizesBackward0": (1, [("kNonEmpty", "self_sym_sizes", None),
+                                          ("kCoversGrads", "split_sizes", None)]),
+    "UnbindBackward0": (1, []),
+    "LinearBackwardBackward0": (3, []),
+}
+# Rules that name a helper's own indexing: cat_tensors_backward reads sizes[i][dim] for each
+# input whose shape is not the legacy empty [0].
+EXTRA = {
+    "CatBackward0": [("kCatShapes", "tensors_args_sizes_symint", "dim", 1)],
+}
+MM_HELPERS = re.compile(r"\bmm_mat[12]_backward\(\s*[\w\[\]]+,\s*[\w\[\]]+,\s*(\w+)_sym_sizes\b")
+
+
+def packed_arg_names(info):
+    names = ["needs_input_grad"]
+    names += [f"{a.name}_size_" for a in info.args_with_derivatives
+              if a.type in TENSOR_LIST_LIKE_CTYPES]
+    for saved in (info.all_saved_inputs, info.all_saved_outputs):
+        names += sorted(str(s.nctype.name) for s in saved)
+    if uses_retain_variables(info):
+        names.append("retain_variables")
+    return names
+
+
+def grads_read(info):
+    """Smallest grads count the op's functional form indexes safely, or None if unknown."""
+    formulas = " ".join(d.formula for d in info.derivatives)
+    if re.search(r"\bgrads\b", formulas):
+        return None  # a whole-list user: WHOLE_GRADS or nothing
+    if uses_single_grad(info):
+        return 1
+    used = [info.available_named_gradients.index(n) for n in info.used_named_gradients]
+    return max(used) + 1 if used else 0
+
+
+def gate_of(info, derivative):
+    """Bitmask of the needs_input_grad flags under which `derivative`'s formula runs."""
+    inputs = [a.name for a in info.args_with_derivatives]
+    mask = 0
+    for var in derivative.var_names:
+        if var in inputs:
+            mask |= 1 << inputs.index(var)
+    return mask
+
+
+def list_rules(info, names):
+    """Rules over lists each formula reads, gated by the flags under which it runs."""
+    rules = []
+    for d in info.derivatives:
+        gate = gate_of(info, d)
+        used = set(re.findall(r"\w+", d.formula))
+        for n in sorted(used & set(names)):
+            strides = n[: -len("sizes")] + "strides"
+            if n.endswith("_sym_sizes") and strides in used and strides in names:
+                rules.append(("kSameLength", n, strides, gate))
+        for tensor in MM_HELPERS.findall(d.formula):
+            for suffix in ("_sym_sizes", "_sym_strides"):
+                if tensor + suffix in names:
+                    rules.append(("kLength", tensor + suffix, 2, gate))
+    # A tensor list's per-element saved lists (`tensors_args_sizes`) have one entry per element
+    # (`tensors_size_`): the helpers index them together, and copy_range asserts the count.
+    inputs = [a.name for a in info.args_with_derivatives]
+    for i, arg in enumerate(inputs):
+        if arg + "_size_" not in names:
+            continue
+        # The op returns one grad per list element: at most the node's outputs (and memory).
+        rules.append(("kAtMostOutputs", arg + "_size_", 0, 0))
+        for n in names:
+            if n.startswith(arg + "_args_"):
+                rules.append(("kLengthIsArg", n, arg + "_size_", 1 << i))
+    return rules
+
+
+def main(out_path):
+    base = os.path.join(os.path.dirname(torchgen.__file__), "packaged")
+    infos, _ = load_derivatives(os.path.join(base, "autograd/derivatives.yaml"),
+                                os.path.join(base, "ATen/native/native_functions.yaml"),
+                                os.path.join(base, "ATen/native/tags.yaml"))
+    table = {}
+    for per_key in infos.values():
+        for info in per_key.values():
+            if info.op is None or info.op in table:
+                continue
+            names = packed_arg_names(info)
+            if info.op in WHOLE_GRADS:
+                min_grads, named = WHOLE_GRADS[info.op]
+                rules = [(k, a, b, 1) for k, a, b in named if a in names]
+                if len(rules) != len(named):
+                    sys.exit(f"gen_op_rules: {info.op} has no packed arg named in its rules")
+            else:
+                min_grads = grads_read(info)
+                if min_grads is None:
+                    continue
+                rules = list_rules(info, names)
+            rules += [r for r in EXTRA.get(info.op, []) if r[1] in names]
+            table[info.op] = (min_grads, len(names), rules)
+
+    index = lambda names, n: n if isinstance(n, int) else names.index(n)
+    lines = ["// Generated by tools/gen_op_rules.py from the installed torch's derivatives.yaml.",
+             '#include "executor/op_rules.h"', "", "namespace ca::detail {", "",
+             "const std::vector<OpRules>& generated_op_rules() {",
+             "  static const std::vector<OpRules> kRules = {"]
+    for op in sorted(table):
+        min_grads, nargs, rules = table[op]
+        infos_names = None
+        for per_key in infos.values():
+            for info in per_key.values():
+                if info.op == op:
+                    infos_names = packed_arg_names(info)
+                    break
+            if infos_names:
+                break
+        cells = []
+        for kind, a, b, gate in rules:
+            b_val = 0 if b is None else (b if isinstance(b, int) else index(infos_names, b))
+            cells.append(f"{{ListRule::{kind}, {index(infos_names, a)}, {b_val}, {gate}u, "
+                         f"\"{a}\"}}")
+        lines.append(f"      {{\"{op}\", {min_grads}, {nargs}, {{{', '.join(cells)}}}}},")
+    lines += ["  };", "  return kRules;", "}", "", "}  // namespace ca::detail", ""]
+    tmp = out_path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write("\n".join(lines))
+    os.replace(tmp, out_path)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
