@@ -25,7 +25,15 @@ Arg metadata(Arg shape) {
                             Arg::integer(static_cast<int64_t>(c10::kFloat), Arg::Kind::kScalarType),
                             Arg::integer(0, Arg::Kind::kLayout), Arg::none()});
   Arg one = Arg::tuple({options, std::move(shape), Arg::boolean(false), Arg::none()});
-  return Arg::list(leaf(K::kAny), {one});
+  // upstream's IValuePacker<InputMetadata>::packed_type(), optional, as the list's element type
+  auto opt = [](K kind) { return test::nested(K::kOptional, {leaf(kind)}); };
+  const ArgType packed_options =
+      test::nested(K::kTuple, {opt(K::kBool), opt(K::kMemoryFormat), opt(K::kDevice),
+                               opt(K::kScalarType), opt(K::kLayout), opt(K::kBool)});
+  const ArgType packed =
+      test::nested(K::kTuple, {packed_options, test::nested(K::kList, {leaf(K::kSymInt)}),
+                               leaf(K::kBool), opt(K::kScalarType)});
+  return Arg::list(test::nested(K::kOptional, {packed}), {one});
 }
 
 Arg geometry(Arg shape, std::vector<int64_t> strides, int64_t offset) {
@@ -97,6 +105,19 @@ TEST(ExecutorDynamic, DynamicDimsAcceptAnySizeButKeepRankAndFixedDims) {
   EXPECT_THROW(ex.run(inputs), InputError);
   inputs[1] = torch::zeros({9});
   EXPECT_THROW(ex.run(inputs), InputError);
+}
+
+// Sizes bound per run are checked as load checks constant ones: with n = 1 the view at offset 3
+// would lie past the end of its [1, 3] base.
+TEST(ExecutorDynamic, SymbolicGeometryOutsideItsBaseIsRefusedPerRun) {
+  Executor ex(dynamic_graph());
+  try {
+    ex.run(inputs_for(1, 1));
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("not inside its base"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(ex.run(inputs_for(2, 2)));
 }
 
 TEST(ExecutorDynamic, SymbolicMetadataIsNeverElided) {

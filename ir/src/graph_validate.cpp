@@ -213,6 +213,7 @@ void Validator::check_input(size_t i) {
   // Load-time inference makes meta tensors of these sizes; torch multiplies them unchecked.
   int64_t numel = 1;
   for (int64_t size : in.meta.sizes) {
+    if (size == kDynamicSize) continue;  // any size, checked against the bound tensor per run
     if (size < 0 || __builtin_mul_overflow(numel, size, &numel)) {
       throw FormatError(path + ".meta.sizes: a negative size, or more elements than int64 holds");
     }

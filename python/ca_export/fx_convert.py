@@ -284,9 +284,10 @@ class Converter(torch.fx.Interpreter):
         return out
 
     def restrided(self, src: Any, like: torch.Tensor, where: str) -> TensorRef:
-        """aten::empty_strided with `like`'s geometry, then aten::copy_ from `src`: what the
+        """aten::empty_strided with `like`'s geometry, then aten::copy from `src` (the functional
+        copy: a new tensor with empty's strides, so no node writes into a value): what the
         prologue does to a tangent whose layout differs from the one the backward expects."""
-        empty_op, copy_op = torch.ops.aten.empty_strided.default, torch.ops.aten.copy_.default
+        empty_op, copy_op = torch.ops.aten.empty_strided.default, torch.ops.aten.copy.default
         kwargs = {"dtype": like.dtype, "layout": like.layout, "device": like.device,
                   "pin_memory": False}
         empty = self.define()
@@ -294,8 +295,8 @@ class Converter(torch.fx.Interpreter):
             empty_op, (list(like.shape), list(like.stride())), kwargs, "empty_strided"),
             outputs=[empty]))
         copied = self.define()
-        self.add(ir.Node("Aten", op="aten::copy_", args=aten_args.boxed_stack(
-            copy_op, (TensorRef(empty), src), {}, "copy_"), outputs=[copied]))
+        self.add(ir.Node("Aten", op="aten::copy", args=aten_args.boxed_stack(
+            copy_op, (TensorRef(empty), src), {}, "copy"), outputs=[copied]))
         return TensorRef(copied)
 
     def args_of(self, fx_args):

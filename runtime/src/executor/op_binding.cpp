@@ -115,8 +115,7 @@ void check_metadata(const MetadataList& list, const std::string& at) {
 }
 
 // A packed TensorGeometry is (sizes, strides, offset); torch indexes strides by the sizes' dims.
-at::TensorGeometry geometry(const Arg& arg, const std::string& at) {
-  c10::IValue value = constant(arg, at);
+at::TensorGeometry checked_geometry(const c10::IValue& value, const std::string& at) {
   std::string why = schema_mismatch(value, dyn::IValuePacker<at::TensorGeometry>::packed_type());
   if (!why.empty()) throw FormatError(at + ": malformed args: " + why);
   const auto& parts = value.toTupleRef().elements();
@@ -135,14 +134,40 @@ at::TensorGeometry geometry(const Arg& arg, const std::string& at) {
 
 // CopySlices builds a base-shaped buffer and views it with the view's geometry: the view must
 // lie inside the base.
-CopySlicesGeometry copy_slices_geometry(const Node& n, const std::string& at) {
-  CopySlicesGeometry g{geometry(n.args.at(0), at + ".args[0]"),
-                       geometry(n.args.at(1), at + ".args[1]")};
+CopySlicesGeometry checked_copy_slices(const c10::IValue& base, const c10::IValue& view,
+                                       const std::string& at) {
+  CopySlicesGeometry g{checked_geometry(base, at + ".args[0]"),
+                       checked_geometry(view, at + ".args[1]")};
   const int64_t extent = geometry_extent(g.base.sizes(), g.base.strides());
   const int64_t offset = g.view.storage_offset() - g.base.storage_offset();
   std::string why = geometry_outside(g.view.sizes(), g.view.strides(), offset, extent);
   if (!why.empty()) throw FormatError(at + ": the view is not inside its base: " + why);
   return g;
+}
+
+// Symbolic sizes read as 0 here: the view-inside-base check then waits for the real sizes, which
+// rebind_geometry checks on every run.
+CopySlicesGeometry copy_slices_geometry(const Node& n, const std::string& at) {
+  const c10::IValue base = constant(n.args.at(0), at + ".args[0]");
+  const c10::IValue view = constant(n.args.at(1), at + ".args[1]");
+  if (arg_has_refs(n.args.at(0)) || arg_has_refs(n.args.at(1))) {
+    return CopySlicesGeometry{checked_geometry(base, at + ".args[0]"),
+                              checked_geometry(view, at + ".args[1]")};
+  }
+  return checked_copy_slices(base, view, at);
+}
+
+// Sizes bound per run come from the inputs: the load-time checks run again on them, and what
+// they refuse is the inputs' fault.
+template <class F>
+auto rebound_checked(const std::string& at, F&& rebind) {
+  try {
+    return rebind();
+  } catch (const FormatError& e) {
+    throw InputError(std::string("symbolic sizes from the inputs: ") + e.what());
+  } catch (const c10::Error& e) {
+    throw InputError("symbolic sizes from the inputs: " + at + ": " + e.what_without_backtrace());
+  }
 }
 
 BoundNode bind_builtin(const Node& n, const std::string& at) {
@@ -213,13 +238,21 @@ void throw_missing(const Missing& missing) {
 }  // namespace
 
 MetadataList rebind_metadata(const Arg& metadata, const SizeOf& size_of) {
-  return dyn::IValuePacker<MetadataList>::unpack(ivalue_from_arg(metadata, no_tensor, size_of));
+  const std::string at = "validate_outputs";
+  return rebound_checked(at, [&] {
+    auto list =
+        dyn::IValuePacker<MetadataList>::unpack(ivalue_from_arg(metadata, no_tensor, size_of));
+    check_metadata(list, at);
+    return list;
+  });
 }
 
 CopySlicesGeometry rebind_geometry(const Arg& base, const Arg& view, const SizeOf& size_of) {
-  using Packer = dyn::IValuePacker<at::TensorGeometry>;
-  return CopySlicesGeometry{Packer::unpack(ivalue_from_arg(base, no_tensor, size_of)),
-                            Packer::unpack(ivalue_from_arg(view, no_tensor, size_of))};
+  const std::string at = "copy_slices_prologue";
+  return rebound_checked(at, [&] {
+    return checked_copy_slices(ivalue_from_arg(base, no_tensor, size_of),
+                               ivalue_from_arg(view, no_tensor, size_of), at);
+  });
 }
 
 std::vector<BoundNode> bind_ops(const Graph& graph, bool allow_version_mismatch,
