@@ -41,7 +41,8 @@ struct CompiledBackwardOptions {
   /// Throw CaptureError for graphs capture cannot take (hooks, Python nodes, create_graph)
   /// instead of running eager backward for that call.
   bool strict = false;
-  /// How each captured graph is prepared.
+  /// How each captured graph is prepared. With `cuda_graph` (and a CUDA `device`), each cached
+  /// graph keeps its own CUDA graph and static buffers (see ExecutorOptions).
   ExecutorOptions executor;
 };
 
