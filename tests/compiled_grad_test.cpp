@@ -59,6 +59,52 @@ TEST(CompiledGrad, OtherInputsAreAnotherGraph) {
   EXPECT_EQ(cb.stats().hits, 0u);
 }
 
+// grad() of w1 then of w2 walks two chains of the same node types and edges: only which node
+// was reached tells them apart.
+TEST(CompiledGrad, LookAlikeChainsToOtherInputsAreOtherGraphs) {
+  const at::Tensor w1 = torch::randn({3}, torch::requires_grad());
+  const at::Tensor w2 = torch::randn({3}, torch::requires_grad());
+  const at::Tensor x = torch::randn({3});
+  auto loss = [&] { return (w1 * x - w2 * x).sum(); };
+  CompiledBackward cb;
+  const auto g1 = cb.grad({loss()}, {w1});
+  const auto g2 = cb.grad({loss()}, {w2});
+  EXPECT_TRUE(torch::equal(g1[0], torch::autograd::grad({loss()}, {w1})[0]));
+  EXPECT_TRUE(torch::equal(g2[0], torch::autograd::grad({loss()}, {w2})[0]));
+  EXPECT_EQ(cb.stats().misses, 2u);
+}
+
+// The engine runs a differentiated tensor's pre-hooks before it reads its gradient, even though
+// grad() does not run that tensor's node: retain_grad fills .grad, a tensor hook changes it.
+TEST(CompiledGrad, HooksOnADifferentiatedTensorActAsInEager) {
+  const at::Tensor w = torch::randn({3}, torch::requires_grad());
+  auto retained = [&] {
+    at::Tensor y = w * 2;
+    y.retain_grad();
+    return y;
+  };
+  CompiledBackward cb;
+  const at::Tensor mine = retained(), theirs = retained();
+  const auto g = cb.grad({(mine * mine).sum()}, {mine});
+  const auto expected = torch::autograd::grad({(theirs * theirs).sum()}, {theirs});
+  EXPECT_TRUE(torch::equal(g[0], expected[0]));
+  ASSERT_EQ(mine.grad().defined(), theirs.grad().defined());
+  if (theirs.grad().defined()) {
+    EXPECT_TRUE(torch::equal(mine.grad(), theirs.grad()));
+  }
+  EXPECT_EQ(cb.stats().eager_fallbacks, 0u);
+
+  auto hooked = [&] {
+    at::Tensor y = w * 2;
+    y.register_hook([](const at::Tensor& grad) { return grad * 3; });
+    return y;
+  };
+  const at::Tensor a = hooked(), b = hooked();
+  const auto with_hook = cb.grad({(a * a).sum()}, {a});
+  EXPECT_TRUE(torch::equal(with_hook[0], torch::autograd::grad({(b * b).sum()}, {b})[0]));
+  EXPECT_EQ(cb.stats().eager_fallbacks, 1u);
+}
+
 TEST(CompiledGrad, AnUnusedInputThrowsUnlessAllowed) {
   torch::manual_seed(2);
   Net net;

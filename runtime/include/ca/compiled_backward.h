@@ -104,8 +104,9 @@ class CompiledBackward {
 /// compiled autograd (`Engine::set_compiled_autograd`): a trainer adds one line and keeps its
 /// code. `torch::autograd::grad()` and `backward(inputs=...)` replay too; create_graph runs
 /// eagerly (counted as a fallback). Calls from several threads are serialized; a backward()
-/// called from inside a replayed node (reentrant backward) runs eagerly. Calling it again starts
-/// afresh.
+/// called from inside a replayed node on the replaying thread (reentrant backward) runs eagerly,
+/// while one from another thread waits for the replay to end (so a node must not wait for such
+/// a thread). Calling it again starts afresh.
 void enable(CompiledBackwardOptions options = {});
 /// Restores plain eager backward; the last stats stay readable through enabled_stats().
 void disable();

@@ -100,6 +100,9 @@ void collect_all(GraphWalk& st, const std::vector<NodePtr>& order, bool keys) {
       collect_node(st.compiler, call, *order[i], /*with_edges=*/true,
                    keys ? &st.node_keys : nullptr);
       if (keys) {
+        // The node's own call id, as upstream collects it: in a pruned walk the position alone
+        // does not say which node this is (grad() of w1, then of w2, walk look-alike chains).
+        st.node_keys.append(reinterpret_cast<const char*>(&call.id), sizeof call.id);
         st.node_key_ends.push_back(static_cast<uint32_t>(st.node_keys.size()));
         st.node_types.push_back(&typeid(*order[i]));
       }
@@ -153,14 +156,27 @@ void select_taps(GraphWalk& walk, const WalkTargets& targets) {
     }
   }
   walk.grad_outputs = walk.taps.size();
-  for (const NodePtr& n : walk.order) {
+  // Retain hooks run before a node does, and on grad()'s output nodes that do not run too (the
+  // engine calls their tensor pre-hooks before it reads the captured gradient).
+  std::vector<AgNode*> hooked;
+  for (const NodePtr& n : walk.order) hooked.push_back(n.get());
+  if (!targets.accumulate_grad) {
+    const std::unordered_set<AgNode*> ran(hooked.begin(), hooked.end());
+    for (const auto& edge : targets.outputs) {
+      AgNode* node = edge.is_valid() ? edge.function.get() : nullptr;
+      if (node == nullptr || walk.fed.count(node) == 0 || ran.count(node) != 0) continue;
+      if (std::find(hooked.begin(), hooked.end(), node) != hooked.end()) continue;
+      check_capturable(*node, hooked.size());
+      hooked.push_back(node);
+    }
+  }
+  for (AgNode* n : hooked) {
     std::vector<size_t> slots;
     for (const auto& [slot, hook] : n->retains_grad_hooks()) slots.push_back(slot);
     std::sort(slots.begin(), slots.end());
     for (size_t slot : slots) {
-      walk.taps.push_back(
-          {n.get(), static_cast<uint32_t>(slot), n->retains_grad_hooks().at(slot).get()});
-      walk.taps_key += "retain " + id_of(n.get()) + ":" + std::to_string(slot) + ";";
+      walk.taps.push_back({n, static_cast<uint32_t>(slot), n->retains_grad_hooks().at(slot).get()});
+      walk.taps_key += "retain " + id_of(n) + ":" + std::to_string(slot) + ";";
     }
   }
 }

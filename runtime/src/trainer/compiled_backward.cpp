@@ -131,6 +131,7 @@ std::vector<at::Tensor> CompiledBackward::grad(const std::vector<at::Tensor>& ou
     return detail::walk_from_root(detail::make_root(outputs, grad_outputs), true, targets);
   };
   std::vector<at::Tensor> result = detail::BackwardAccess::step(*this, walk, options, eager);
+  result.resize(inputs.size());  // a pruned grad() writes no .grad, but say so in code
   for (size_t i = 0; i < result.size() && !options.allow_unused; ++i) {
     if (!result[i].defined()) {
       throw CaptureError("grad(): no gradient reaches inputs[" + std::to_string(i) +

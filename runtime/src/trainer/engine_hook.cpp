@@ -48,8 +48,10 @@ variable_list run_eager(const detail::NodePtr& root, const GraphTask& task, bool
   const auto* graph_root = dynamic_cast<const torch::autograd::GraphRoot*>(root.get());
   variable_list grads = graph_root != nullptr ? graph_root->outputs : variable_list();
   Engine::set_compiled_autograd(nullptr);
-  struct Restore {
-    ~Restore() { Engine::set_compiled_autograd(&hook); }
+  struct Restore {  // unless disable() ran meanwhile (a call that raced it ends up here)
+    ~Restore() {
+      if (enabled().engine) Engine::set_compiled_autograd(&hook);
+    }
   } restore;
   return Engine::get_default_engine().execute(root->next_edges(), grads, task.keep_graph_,
                                               create_graph, accumulate_grad, outputs);
