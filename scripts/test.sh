@@ -7,9 +7,12 @@
 set -euo pipefail
 if [[ -z "${CA_TORCH:-}" ]]; then
   total=0
+  out=$(mktemp)
+  trap 'rm -f "$out"' EXIT
   for v in ${CA_TORCHES:-2.13.0 2.14.1}; do
-    line=$(CA_TORCH=$v "$0" | tee /dev/stderr | tail -n 1)
-    total=$(( total + $(cut -d' ' -f2 <<<"$line") ))
+    # Not `tee /dev/stderr`: where stderr is a file, reopening it truncates what came before.
+    CA_TORCH=$v "$0" | tee "$out"
+    total=$(( total + $(tail -n 1 "$out" | cut -d' ' -f2) ))
   done
   echo "tests: $total passed, 0 failed"
   exit 0
