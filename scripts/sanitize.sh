@@ -10,7 +10,7 @@ build="${CA_ASAN_BUILD:-$CA_ROOT/build-asan}"
 targets=(${CA_ASAN_TARGETS:-ir_test serializer_test graph_corruption_test op_registry_test
                                functional_parity_test capture_test op_binding_test executor_test
                                executor_plan_test arg_convert_test parity_test compiled_backward_test
-                               engine_hook_test compiled_grad_test hostile_graph_test hostile_builtin_test
+                               engine_hook_test compiled_grad_test hostile_graph_test
                                executor_dynamic_test device_placement_test make_seeds graph_load_replay
                                graph_replay_replay tensors_replay})
 

@@ -11,6 +11,7 @@
 #include "ca/error.h"
 #include "ca/executor.h"
 #include "ca/graph_io.h"
+#include "hostile_load.h"
 #include "test_util.h"
 
 namespace ca {
@@ -18,14 +19,8 @@ namespace {
 
 using test::contains;
 
-Executor load(const Graph& g) {
-  const std::vector<uint8_t> bytes = graph_to_bytes(g);
-  return Executor(graph_from_bytes(bytes.data(), bytes.size()));
-}
-
-std::string load_error(const Graph& g) {
-  return test::error_of<FormatError>([&] { load(g); }, "loading the graph");
-}
+using test::load;
+using test::load_error;
 
 struct Captured {
   CaptureResult cap;
