@@ -13,8 +13,8 @@
 #include "ca/graph_io.h"
 #include "ca/version.h"
 #include "executor/op_rules.h"
-#include "registry/op_entry.h"
 #include "hostile_load.h"
+#include "registry/op_entry.h"
 #include "test_util.h"
 
 namespace ca {
