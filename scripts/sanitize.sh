@@ -12,7 +12,7 @@ targets=(${CA_ASAN_TARGETS:-ir_test serializer_test graph_corruption_test op_reg
                                executor_plan_test arg_convert_test parity_test compiled_backward_test
                                engine_hook_test compiled_grad_test hostile_graph_test
                                executor_dynamic_test device_placement_test make_seeds graph_load_replay
-                               graph_replay_replay tensors_replay})
+                               graph_replay_replay tensors_replay train_example})
 
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=1:strict_string_checks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"

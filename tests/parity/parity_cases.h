@@ -15,9 +15,10 @@ inline at::Tensor leaf(at::IntArrayRef sizes, at::ScalarType dtype = at::kFloat)
 /// A forward whose single root is a scalar loss (its grad defaults to one).
 inline Forward scalar(at::Tensor loss) { return Forward{{std::move(loss)}, {}}; }
 
-std::vector<ParityCase> basic_cases();  // elementwise, linear algebra, reductions, views
-std::vector<ParityCase> nn_cases();     // conv, norms, losses, pooling, dropout, embedding
-std::vector<ParityCase> graph_cases();  // accumulation, unused branches, roots, custom fn
-std::vector<ParityCase> model_cases();  // LSTM, GRU, attention, transformer encoder
+std::vector<ParityCase> basic_cases();       // elementwise, linear algebra, reductions, views
+std::vector<ParityCase> nn_cases();          // conv, norms, losses, pooling, dropout, embedding
+std::vector<ParityCase> graph_cases();       // accumulation, unused branches, roots, custom fn
+std::vector<ParityCase> model_cases();       // LSTM, GRU, attention, transformer encoder
+std::vector<ParityCase> checked_op_cases();  // ops whose backward gets per-call checks
 
 }  // namespace ca::testing

@@ -13,7 +13,7 @@ namespace {
 
 std::vector<ParityCase> all_cases() {
   std::vector<ParityCase> all;
-  for (auto group : {basic_cases, nn_cases, graph_cases, model_cases}) {
+  for (auto group : {basic_cases, nn_cases, graph_cases, model_cases, checked_op_cases}) {
     for (ParityCase& c : group()) all.push_back(std::move(c));
   }
   return all;

@@ -207,6 +207,7 @@ BoundNode bind_node(const Node& n, size_t i, Missing& missing) {
     }
     call.args = convert_args(n);
     check_schema(n, call, at);
+    call.check = CallCheck::find(n.op.str(), call.args.size());
     return call;
   }
   if (n.kind == NodeKind::kAten) {

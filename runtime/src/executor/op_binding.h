@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ca/graph.h"
+#include "executor/call_checks.h"
 #include "executor/schema_compat.h"
 #include "registry/op_entry.h"
 
@@ -26,6 +27,7 @@ struct OpCall {
   const OpEntry* op = nullptr;              ///< kFunctional
   std::optional<c10::OperatorHandle> aten;  ///< kAten
   std::vector<c10::IValue> args;
+  CallCheck check;  ///< kFunctional: what each call checks first (call_checks.h)
 };
 /// kCopySlicesPrologue: the base and view geometry.
 struct CopySlicesGeometry {

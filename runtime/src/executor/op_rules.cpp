@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "ca/error.h"
+#include "executor/storage_bounds.h"
 
 namespace ca::detail {
 namespace {
@@ -42,9 +43,41 @@ void check_cat_shapes(const ListRule& r, const std::vector<c10::IValue>& args,
   }
 }
 
+// A packed TensorGeometry is (sizes, strides, offset); as_strided_backward reads strides[i] for
+// each size and allocates the storage the geometry spans.
+void check_geometry(const ListRule& r, const c10::IValue& g, const std::string& at) {
+  auto ints = [](const c10::IValue& v, std::vector<int64_t>& out) {
+    if (!v.isList()) return false;
+    for (const c10::IValue& i : v.toListRef()) {
+      if (!i.isInt()) return false;
+      out.push_back(i.toInt());
+    }
+    return true;
+  };
+  std::vector<int64_t> sizes, strides;
+  const bool shaped = g.isTuple() && g.toTupleRef().elements().size() == 3 &&
+                      ints(g.toTupleRef().elements()[0], sizes) &&
+                      ints(g.toTupleRef().elements()[1], strides) &&
+                      g.toTupleRef().elements()[2].isInt();
+  if (!shaped) throw FormatError(arg_at(at, r) + ": expected (sizes, strides, offset)");
+  if (geometry_extent(sizes, strides) < 0 || g.toTupleRef().elements()[2].toInt() < 0) {
+    throw FormatError(arg_at(at, r) + ": sizes " + c10::str(c10::IntArrayRef(sizes)) +
+                      ", strides " + c10::str(c10::IntArrayRef(strides)) + " are not a geometry");
+  }
+}
+
 void check_rule(const ListRule& r, const std::vector<c10::IValue>& args, size_t grads,
                 size_t outputs, const std::string& at) {
   const c10::IValue& a = args[r.a];
+  if (r.kind == ListRule::kGeometry) return check_geometry(r, a, at);
+  if (r.kind == ListRule::kPositive) {  // the op divides by it
+    if (!a.isInt() || a.toInt() <= 0) {
+      throw FormatError(arg_at(at, r) + ": " +
+                        (a.isInt() ? std::to_string(a.toInt()) : a.tagKind()) +
+                        ", expected an int > 0");
+    }
+    return;
+  }
   if (r.kind == ListRule::kAtMostOutputs) {  // the op allocates one grad per list element
     const int64_t n = a.isInt() ? a.toInt() : -1;
     if (n < 0 || static_cast<uint64_t>(n) > outputs) {
@@ -66,11 +99,24 @@ void check_rule(const ListRule& r, const std::vector<c10::IValue>& args, size_t 
     case ListRule::kLength:
       if (n != r.b) {
         throw FormatError(arg_at(at, r) + ": " + std::to_string(n) + " elements, the op reads " +
-                          std::to_string(r.b) + " (a matrix)");
+                          std::to_string(r.b));
+      }
+      return;
+    case ListRule::kMinLength:
+      if (n < r.b) {
+        throw FormatError(arg_at(at, r) + ": " + std::to_string(n) +
+                          " elements, the op reads at least " + std::to_string(r.b));
+      }
+      return;
+    case ListRule::kNotShorterThan:
+      if (n < length_of(args[r.b])) {
+        throw FormatError(arg_at(at, r) + ": " + std::to_string(n) + " elements for " +
+                          std::to_string(length_of(args[r.b])) + " in args[" + std::to_string(r.b) +
+                          "]; the op reads one per element of those");
       }
       return;
     case ListRule::kNonEmpty:
-      if (n == 0) throw FormatError(arg_at(at, r) + ": empty, the op indexes it by a dim");
+      if (n == 0) throw FormatError(arg_at(at, r) + ": empty, the op reads an element of it");
       return;
     case ListRule::kLengthIsArg: {
       const int64_t want = args[r.b].isInt() ? args[r.b].toInt() : -1;
@@ -83,6 +129,8 @@ void check_rule(const ListRule& r, const std::vector<c10::IValue>& args, size_t 
     case ListRule::kCatShapes:
       return check_cat_shapes(r, args, at);
     case ListRule::kAtMostOutputs:
+    case ListRule::kPositive:
+    case ListRule::kGeometry:
       return;  // checked above
     case ListRule::kCoversGrads:
       if (n < grads) {

@@ -17,13 +17,17 @@ namespace ca::detail {
 /// One length rule over a node's packed args (positions as upstream packs them).
 struct ListRule {
   enum Kind : uint8_t {
-    kSameLength,     ///< args[a] and args[b] (a tensor's sizes and strides) have one length
-    kLength,         ///< args[a] has exactly b elements
-    kNonEmpty,       ///< args[a] has at least one element (the helper indexes it by a dim)
-    kCoversGrads,    ///< args[a] has at least one element per grad
-    kLengthIsArg,    ///< args[a] has args[b] elements (a tensor list's per-element saved lists)
-    kAtMostOutputs,  ///< args[a], a tensor list's length, is in [0, the node's outputs]
-    kCatShapes,      ///< args[a] (shapes) of one rank r >= 1, legacy [0] aside; args[b] in [-r, r)
+    kSameLength,      ///< args[a] and args[b] (a tensor's sizes and strides) have one length
+    kLength,          ///< args[a] has exactly b elements
+    kMinLength,       ///< args[a] has at least b elements (the helper reads sizes[n - b])
+    kNotShorterThan,  ///< args[a] has at least as many elements as args[b]
+    kPositive,        ///< args[a] is an int > 0 (the helper divides by it)
+    kGeometry,        ///< args[a], a packed TensorGeometry, has one stride per size
+    kNonEmpty,        ///< args[a] has at least one element (the helper indexes it by a dim)
+    kCoversGrads,     ///< args[a] has at least one element per grad
+    kLengthIsArg,     ///< args[a] has args[b] elements (a tensor list's per-element saved lists)
+    kAtMostOutputs,   ///< args[a], a tensor list's length, is in [0, the node's outputs]
+    kCatShapes,       ///< args[a] (shapes) of one rank r >= 1, legacy [0] aside; args[b] in [-r, r)
   };
   Kind kind;
   uint16_t a;
@@ -38,6 +42,7 @@ struct OpRules {
   uint16_t min_grads;    ///< grads the functional form indexes (grads[min_grads - 1])
   uint16_t packed_args;  ///< packed-arg count the rules' positions assume
   std::vector<ListRule> rules;
+  std::vector<const char*> names;  ///< upstream's name of each packed arg, in packing order
 };
 
 /// The generated table, sorted by op name (build/runtime/generated/op_rules.cpp).

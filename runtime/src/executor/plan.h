@@ -31,6 +31,7 @@ struct CallStep {
   std::vector<c10::IValue> args;            ///< template; frames own filled copies
   std::vector<SlotPath> slots;
   std::vector<std::pair<uint32_t, Arg>> rebuilt;  ///< refs inside a dict: rebuilt per run
+  CallCheck check;  ///< functional ops that trust a grad's rank or a saved tensor's values
 };
 /// A validate_outputs that could not be proven a no-op at load.
 struct ValidateStep {

@@ -147,6 +147,7 @@ struct StepRunner {
       FilledArgs filled(c, f.args[index], f.values);
       if (c.op != nullptr) {
         gather(s, f);
+        if (c.check) c.check(f.grads, f.args[index]);
         OpScope scope(obs, s.node);
         out = c.op->fn(f.grads, f.args[index]);
       } else {

@@ -1,0 +1,224 @@
+// Functional ops whose backward code trusts a grad's rank, a saved list's length or the values of
+// a saved tensor (issue 9's "per-op length rules", second round): each case captures a real
+// forward, checks that the honest graph replays like eager autograd, then changes one saved
+// constant or one saved tensor as a crafted file or batch could, and expects a FormatError at
+// load or a clean ExecutionError at run time, never the op's unchecked read.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cstring>
+#include <functional>
+#include <string>
+
+#include "ca/capture.h"
+#include "ca/error.h"
+#include "executor/op_rules.h"
+#include "hostile_load.h"
+#include "test_util.h"
+
+namespace ca {
+namespace {
+
+using test::contains;
+using test::load;
+using test::load_error;
+
+struct Case {
+  CaptureResult cap;
+  std::vector<at::Tensor> params;
+  std::vector<at::Tensor> eager;
+};
+
+/// Captures `loss_of(params)`, runs eager backward for the reference grads, and checks that the
+/// unchanged graph replays to them.
+Case capture_case(std::vector<at::Tensor> params,
+                  const std::function<at::Tensor(const std::vector<at::Tensor>&)>& loss_of) {
+  Case c;
+  c.params = std::move(params);
+  const at::Tensor loss = loss_of(c.params);
+  c.cap = capture({loss});
+  loss.backward();
+  for (at::Tensor& p : c.params) {
+    c.eager.push_back(p.grad().clone());
+    p.mutable_grad().reset();
+  }
+  load(c.cap.graph).run(c.cap.inputs);
+  for (size_t i = 0; i < c.params.size(); ++i) {
+    EXPECT_TRUE(torch::allclose(c.params[i].grad(), c.eager[i], 1e-5, 1e-6)) << "param " << i;
+    c.params[i].mutable_grad().reset();
+  }
+  return c;
+}
+
+std::string run_error(const Case& c) {
+  return test::error_of<ExecutionError>([&] { load(c.cap.graph).run(c.cap.inputs); }, "replay");
+}
+
+Node& node_of(Graph& g, const std::string& op) {
+  for (Node& n : g.nodes) {
+    if (n.op == op) return n;
+  }
+  throw std::runtime_error("no node " + op);
+}
+
+/// The packed arg upstream names `name` (positions from the generated rules).
+Arg& arg_named(Node& n, const char* name) {
+  const detail::OpRules* rules = detail::find_op_rules(n.op.str());
+  if (rules == nullptr) throw std::runtime_error("no rules for " + n.op.str());
+  for (size_t j = 0; j < rules->names.size(); ++j) {
+    if (std::strcmp(rules->names[j], name) == 0) return n.args.at(j);
+  }
+  throw std::runtime_error(n.op.str() + " packs no " + name);
+}
+
+/// Replaces the batch tensor behind saved tensor arg `name` of `n` (a graph input), and its
+/// declared shape, as a crafted batch and graph would.
+void replace_saved(Case& c, Node& n, const char* name, const at::Tensor& t) {
+  const ValueId v = arg_named(n, name).ref;
+  if (v < 0 || static_cast<size_t>(v) >= c.cap.inputs.size()) {
+    throw std::runtime_error(std::string(name) + " is not a graph input");
+  }
+  c.cap.inputs[static_cast<size_t>(v)] = t;
+  c.cap.graph.inputs[static_cast<size_t>(v)].meta.sizes = t.sizes().vec();
+}
+
+const at::Tensor& saved(const Case& c, Node& n, const char* name) {
+  return c.cap.inputs.at(static_cast<size_t>(arg_named(n, name).ref));
+}
+
+Arg ints(std::vector<int64_t> v) {
+  std::vector<Arg> items;
+  for (int64_t i : v) items.push_back(Arg::integer(i));
+  return Arg::list(ArgType{ArgType::Kind::kInt, {}}, std::move(items));
+}
+
+at::Tensor leaf(std::vector<int64_t> sizes) { return torch::randn(sizes, torch::requires_grad()); }
+
+TEST(HostileCall, RepeatsMustCoverTheInputAndMatchTheGradsRank) {
+  torch::manual_seed(0);
+  Case c = capture_case({leaf({2, 3})}, [](auto& p) {
+    return p[0].repeat({2, 1, 2}).pow(2).sum();
+  });
+  Node& n = node_of(c.cap.graph, "RepeatBackward0");
+  arg_named(n, "repeats") = ints({2});
+  EXPECT_TRUE(contains(load_error(c.cap.graph), "(repeats): 1 elements for 2 in args[2]"));
+  arg_named(n, "repeats") = ints({1, 2});  // grad rank 3, repeats 2: repeat_backward underflows
+  EXPECT_TRUE(contains(run_error(c), "the op reads one of 2 repeats per grad dim"));
+}
+
+TEST(HostileCall, AnExpandsGradHasAtLeastTheInputsRank) {
+  torch::manual_seed(1);
+  Case c = capture_case({leaf({3, 1})}, [](auto& p) {
+    return p[0].expand({2, 3, 4}).pow(2).sum();
+  });
+  arg_named(node_of(c.cap.graph, "ExpandBackward0"), "self_sym_sizes") = ints({1, 1, 3, 1});
+  EXPECT_TRUE(contains(run_error(c), "an expand of a tensor of rank 4 has at least that rank"));
+}
+
+TEST(HostileCall, UnfoldsGradMustHaveTheUnfoldsShape) {
+  torch::manual_seed(2);
+  Case c = capture_case({leaf({10})}, [](auto& p) { return p[0].unfold(0, 3, 2).pow(2).sum(); });
+  Node& n = node_of(c.cap.graph, "UnfoldBackward0");
+  arg_named(n, "step") = Arg::integer(0);
+  EXPECT_TRUE(contains(load_error(c.cap.graph), "(step): 0, expected an int > 0"));
+  arg_named(n, "step") = Arg::integer(2);
+  arg_named(n, "size") = Arg::integer(5);  // the kernel would read 5 per window of a [4, 3] grad
+  EXPECT_TRUE(contains(run_error(c), "the unfold's output has shape [3, 5]"));
+}
+
+TEST(HostileCall, ReducedDimsMustFitTheReducedRank) {
+  torch::manual_seed(3);
+  Case c = capture_case({leaf({2, 3, 4})}, [](auto& p) { return p[0].amax({1}).pow(2).sum(); });
+  arg_named(node_of(c.cap.graph, "AmaxBackward0"), "dim") = ints({7});
+  EXPECT_TRUE(contains(run_error(c), "dim 7 outside the rank 3 the reduced tensor had"));
+}
+
+TEST(HostileCall, AsStridedGeometryAndSizesAreCheckedAgainstEachOtherAndTheGrad) {
+  torch::manual_seed(4);
+  Case c = capture_case({leaf({4, 4})}, [](auto& p) {
+    return p[0].as_strided({2, 2}, {4, 1}, 1).pow(2).sum();
+  });
+  Node& n = node_of(c.cap.graph, "AsStridedBackward0");
+  const Arg size = arg_named(n, "size"), stride = arg_named(n, "stride");
+  arg_named(n, "stride") = ints({4});
+  EXPECT_TRUE(contains(load_error(c.cap.graph), "2 sizes but 1 strides"));
+  arg_named(n, "size") = ints({2, 2, 1});
+  arg_named(n, "stride") = ints({4, 1, 1});
+  EXPECT_TRUE(contains(run_error(c), "the view it is the grad of has 3 dims"));
+  arg_named(n, "size") = size;
+  arg_named(n, "stride") = stride;
+  arg_named(n, "self_geometry").items[1] = ints({4});  // one stride for two sizes
+  EXPECT_TRUE(contains(load_error(c.cap.graph), "(self_geometry): sizes [4, 4], strides [4]"));
+}
+
+TEST(HostileCall, MaxPoolIndicesMustPointIntoTheInputsPlane) {
+  torch::manual_seed(5);
+  Case c = capture_case({leaf({1, 2, 4, 4})}, [](auto& p) {
+    return std::get<0>(torch::max_pool2d_with_indices(p[0], {2, 2}, {2, 2})).pow(2).sum();
+  });
+  Node& n = node_of(c.cap.graph, "MaxPool2DWithIndicesBackward0");
+  const at::Tensor bad = saved(c, n, "result1").clone().index_fill_(3, torch::tensor({0}), 16);
+  replace_saved(c, n, "result1", bad);
+  EXPECT_TRUE(contains(run_error(c), "(result1): holds an index outside [0, 16)"));
+}
+
+TEST(HostileCall, EmbeddingIndicesMustBeRowsOfTheWeight) {
+  torch::manual_seed(6);
+  const at::Tensor idx = torch::tensor({{1, 3}, {9, 0}});
+  Case c = capture_case({leaf({10, 4})}, [&](auto& p) {
+    return (torch::embedding(p[0], idx) * torch::randn({2, 2, 4})).sum();
+  });
+  Node& n = node_of(c.cap.graph, "EmbeddingBackward0");
+  replace_saved(c, n, "indices", torch::tensor({{1, 3}, {10, 0}}));
+  EXPECT_TRUE(contains(run_error(c), "(indices): holds an index outside [0, 10)"));
+}
+
+TEST(HostileCall, CtcLengthsAndTargetsAreCheckedBeforeTheUncheckedKernel) {
+  torch::manual_seed(7);
+  const at::Tensor targets = torch::tensor({{1, 2, 3}, {4, 1, 0}});
+  Case c = capture_case({leaf({6, 2, 5})}, [&](auto& p) {
+    return torch::ctc_loss(p[0].log_softmax(2), targets, {6, 5}, {3, 2});
+  });
+  Node& n = node_of(c.cap.graph, "CtcLossBackward0");
+  arg_named(n, "target_lengths") = ints({3, 9});
+  EXPECT_TRUE(contains(run_error(c), "(target_lengths): 9 past the padded row"));
+  arg_named(n, "target_lengths") = ints({3});
+  EXPECT_TRUE(contains(run_error(c), "1 lengths for a batch of 2"));
+  arg_named(n, "target_lengths") = ints({3, 2});
+  arg_named(n, "input_lengths") = ints({6, 60});
+  EXPECT_TRUE(contains(run_error(c), "(input_lengths): 60 outside [0, 6]"));
+  arg_named(n, "input_lengths") = ints({6, 5});
+  replace_saved(c, n, "targets", torch::tensor({{1, 2, 99}, {4, 1, 0}}));
+  EXPECT_TRUE(contains(run_error(c), "(targets): class 99 of 5"));
+  replace_saved(c, n, "targets", targets);
+  // torch's kernel corrupts the heap with a log_alpha narrower than the forward's.
+  replace_saved(c, n, "result1", saved(c, n, "result1").narrow(2, 0, 1).contiguous());
+  EXPECT_TRUE(contains(run_error(c), "the forward makes [2, 6, 7]"));
+}
+
+TEST(HostileCall, OpsReadingGradsByIndexGetTheirCountChecked) {
+  torch::manual_seed(8);
+  Case c = capture_case({leaf({3, 4, 5})}, [](auto& p) {
+    return (torch::group_norm(p[0], 2) * torch::randn({3, 4, 5})).sum();
+  });
+  Node& n = node_of(c.cap.graph, "NativeGroupNormBackward0");
+  const ValueId first = n.inputs[0];
+  n.inputs = {first};
+  EXPECT_TRUE(contains(load_error(c.cap.graph), "1 grads, the op reads 3"));
+}
+
+TEST(HostileCall, FftDimsAndPaddingsHaveTheLengthTheOpReads) {
+  torch::manual_seed(9);
+  Case fft =
+      capture_case({leaf({4, 6})}, [](auto& p) { return torch::fft::rfft(p[0]).abs().sum(); });
+  arg_named(node_of(fft.cap.graph, "FftR2CBackward0"), "dim") = ints({});
+  EXPECT_TRUE(contains(load_error(fft.cap.graph), "(dim): empty, the op reads an element of it"));
+  Case pad = capture_case({leaf({1, 2, 5, 5})}, [](auto& p) {
+    return torch::reflection_pad2d(p[0], {1, 1, 2, 2}).pow(2).sum();
+  });
+  arg_named(node_of(pad.cap.graph, "ReflectionPad2DBackward0"), "padding") = ints({1, 1});
+  EXPECT_TRUE(contains(load_error(pad.cap.graph), "(padding): 2 elements, the op reads 4"));
+}
+
+}  // namespace
+}  // namespace ca
