@@ -51,6 +51,18 @@ ca::CaptureResult split_softmax() {
   return ca::capture({y.select(1, 1).sum() + y.std()});
 }
 
+// Ops whose backward the runtime checks per call: saved indices (embedding, max pool), CTC
+// lengths and targets, grad ranks (repeat, unfold, amax).
+ca::CaptureResult checked_ops() {
+  at::Tensor w = torch::randn({6, 3}, torch::requires_grad());
+  at::Tensor e = torch::embedding(w, torch::tensor({{0, 5, 1}, {2, 2, 4}}));
+  at::Tensor y = e.repeat({1, 2, 1}).unfold(1, 2, 2);  // [2, 3, 3, 2]
+  at::Tensor pooled = std::get<0>(torch::max_pool2d_with_indices(y, {2, 1}));
+  at::Tensor lp = y.amax({3}).permute({1, 0, 2}).log_softmax(2);  // (time, batch, class)
+  at::Tensor ctc = torch::ctc_loss(lp, torch::tensor({{1, 2}, {2, 0}}), {3, 3}, {2, 1});
+  return ca::capture({ctc + pooled.sum()});
+}
+
 // aten::mul.Tensor then aten::view.default: the aten node kind with a geometry from the file.
 ca::Graph aten_graph() {
   ca::Graph g;
@@ -96,7 +108,8 @@ int main(int argc, char** argv) {
       {"mlp", mlp},
       {"conv", conv},
       {"in_place_view", in_place_view},
-      {"split_softmax", split_softmax}};
+      {"split_softmax", split_softmax},
+      {"checked_ops", checked_ops}};
   for (const auto& [name, make] : models) {
     const ca::CaptureResult cap = make();
     write(out / "graph" / (std::string(name) + ".fb"), ca::graph_to_bytes(cap.graph),

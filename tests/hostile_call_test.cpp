@@ -162,6 +162,50 @@ TEST(HostileCall, MaxPoolIndicesMustPointIntoTheInputsPlane) {
   EXPECT_TRUE(contains(run_error(c), "(result1): holds an index outside [0, 16)"));
 }
 
+TEST(HostileCall, AdaptiveMaxPoolIndicesMustPointIntoTheInputsPlane) {
+  torch::manual_seed(10);
+  Case c = capture_case({leaf({2, 5, 6})}, [](auto& p) {
+    return std::get<0>(torch::adaptive_max_pool2d(p[0], {2, 3})).pow(2).sum();
+  });
+  Node& n = node_of(c.cap.graph, "AdaptiveMaxPool2DBackward0");
+  replace_saved(c, n, "result1", torch::full_like(saved(c, n, "result1"), -1));
+  EXPECT_TRUE(contains(run_error(c), "(result1): holds an index outside [0, 30)"));
+}
+
+TEST(HostileCall, AminmaxDimMustFitTheReducedRank) {
+  torch::manual_seed(11);
+  Case c = capture_case({leaf({3, 4})}, [](auto& p) {
+    auto [lo, hi] = torch::aminmax(p[0], 1);
+    return lo.sum() + hi.pow(2).sum();
+  });
+  arg_named(node_of(c.cap.graph, "AminmaxBackward0"), "dim") = Arg::integer(-9);
+  EXPECT_TRUE(contains(run_error(c), "dim -9 outside the rank 2"));
+}
+
+TEST(HostileCall, NormStatisticsMustHaveOneElementPerRowOrChannel) {
+  torch::manual_seed(12);
+  Case ln = capture_case({leaf({4, 6}), leaf({6})}, [](auto& p) {
+    return (torch::layer_norm(p[0], {6}, p[1]) * torch::randn({4, 6})).sum();
+  });
+  Node& lnn = node_of(ln.cap.graph, "NativeLayerNormBackward0");
+  replace_saved(ln, lnn, "result1", torch::zeros({1, 1}));
+  EXPECT_TRUE(contains(run_error(ln), "(result1): 1 elements, one mean per normalized row has 4"));
+
+  Case bn = capture_case({leaf({3, 4, 5})}, [](auto& p) {
+    auto y = torch::batch_norm(p[0], {}, {}, {}, {}, /*training=*/true, 0.1, 1e-5, false);
+    return (y * torch::randn({3, 4, 5})).sum();
+  });
+  Node& bnn = node_of(bn.cap.graph, "NativeBatchNormBackward0");
+  replace_saved(bn, bnn, "result2", torch::ones({2}));
+  EXPECT_TRUE(contains(run_error(bn), "(result2): 2 elements, one statistic per channel has 4"));
+
+  Case gn = capture_case({leaf({3, 4, 5})}, [](auto& p) {
+    return (torch::group_norm(p[0], 2) * torch::randn({3, 4, 5})).sum();
+  });
+  arg_named(node_of(gn.cap.graph, "NativeGroupNormBackward0"), "HxW") = Arg::integer(50);
+  EXPECT_TRUE(contains(run_error(gn), "N, C, HxW = 3, 4, 50 for an input of 60 elements"));
+}
+
 TEST(HostileCall, EmbeddingIndicesMustBeRowsOfTheWeight) {
   torch::manual_seed(6);
   const at::Tensor idx = torch::tensor({{1, 3}, {9, 0}});
@@ -193,7 +237,18 @@ TEST(HostileCall, CtcLengthsAndTargetsAreCheckedBeforeTheUncheckedKernel) {
   replace_saved(c, n, "targets", targets);
   // torch's kernel corrupts the heap with a log_alpha narrower than the forward's.
   replace_saved(c, n, "result1", saved(c, n, "result1").narrow(2, 0, 1).contiguous());
-  EXPECT_TRUE(contains(run_error(c), "the forward makes [2, 6, 7]"));
+  EXPECT_TRUE(contains(run_error(c), "the forward makes log_alpha of shape [2, 6, 7]"));
+}
+
+TEST(HostileCall, ConcatenatedCtcTargetsMustBeContiguous) {
+  torch::manual_seed(13);
+  Case c = capture_case({leaf({6, 2, 5})}, [](auto& p) {
+    return torch::ctc_loss(p[0].log_softmax(2), torch::tensor({1, 2, 3, 4, 1}), {6, 5}, {3, 2});
+  });
+  Node& n = node_of(c.cap.graph, "CtcLossBackward0");
+  // Every element reads as class 1, but torch would step through the storage by the stride.
+  replace_saved(c, n, "targets", torch::tensor({1}).expand({5}));
+  EXPECT_TRUE(contains(run_error(c), "(targets): concatenated targets with stride 0"));
 }
 
 TEST(HostileCall, OpsReadingGradsByIndexGetTheirCountChecked) {

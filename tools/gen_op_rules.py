@@ -34,6 +34,7 @@ WHOLE_GRADS = {
                                     ("kCoversGrads", "split_sizes", None)]),
     "UnsafeSplitWithSizesBackward0": (1, [("kNonEmpty", "self_sym_sizes", None),
                                           ("kCoversGrads", "split_sizes", None)]),
+    "SplitWithSizesBackwardAutogradNestedTensor0": (1, [("kCoversGrads", "split_sizes", None)]),
     "UnbindBackward0": (1, []),
     "LinearBackwardBackward0": (3, []),
 }

@@ -19,13 +19,20 @@ std::vector<ParityCase> checked_op_cases() {
          auto out = torch::fractional_max_pool2d(x, {2, 2}, {4, 4}, torch::rand({1, 2, 2}));
          return scalar(std::get<0>(out).pow(2).sum());
        }},
-      {"ctc_loss_tensor_lengths",
+      {"ctc_loss_tensor_lengths",  // _ctc_loss.Tensor: CtcLossBackward1, lengths as tensors
        [] {
          auto x = leaf({6, 2, 5});
          auto targets = torch::tensor({1, 2, 3, 4, 1});
-         auto loss = torch::ctc_loss(x.log_softmax(2), targets, torch::tensor({6, 5}),
+         auto out = torch::_ctc_loss(x.log_softmax(2), targets, torch::tensor({6, 5}),
                                      torch::tensor({3, 2}));
-         return scalar(loss);
+         return scalar(std::get<0>(out).sum());
+       }},
+      {"norms_and_pools",
+       [] {
+         auto x = leaf({2, 4, 6, 6});
+         auto y = torch::adaptive_max_pool2d(torch::group_norm(x, 2), {3, 2});
+         auto [lo, hi] = torch::aminmax(std::get<0>(y), 3, /*keepdim=*/false);
+         return scalar(torch::layer_norm(lo + hi.pow(2), {3}).pow(2).sum());
        }},
       {"amin_keepdim_repeat_expand",
        [] {

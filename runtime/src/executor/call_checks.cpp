@@ -58,8 +58,8 @@ int64_t CallView::integer(const char* name) const {
 std::vector<int64_t> CallView::ints(const char* name) const {
   const c10::IValue& v = arg(name);
   if (v.isTensor()) {
-    const at::Tensor t = v.toTensor().to(at::kCPU, at::kLong).contiguous();
-    if (t.dim() != 1) fail(name, "expected a 1-d tensor of ints, got " + c10::str(t.sizes()));
+    // torch reads only the elements (a 0-d length for an unbatched call is one).
+    const at::Tensor t = v.toTensor().to(at::kCPU, at::kLong).reshape({-1}).contiguous();
     return std::vector<int64_t>(t.data_ptr<int64_t>(), t.data_ptr<int64_t>() + t.numel());
   }
   std::vector<int64_t> out;

@@ -5,7 +5,8 @@
 // targets are used as raw offsets). A crafted graph or `.pt` batch could make those read or
 // write outside memory. Load-time rules (op_rules.h) cover what the packed args alone decide;
 // these run on every call, on the filled args, before the op, and throw ExecutionError naming
-// the arg or grad and the expectation.
+// the arg or grad and the expectation. Index values on an accelerator are checked without a
+// host sync (a CUDA graph may be capturing): a bad one there is a device-side assert.
 
 #include <ATen/core/Tensor.h>
 #include <ATen/core/ivalue.h>
