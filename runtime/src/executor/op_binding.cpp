@@ -118,17 +118,8 @@ void check_metadata(const MetadataList& list, const std::string& at) {
 at::TensorGeometry checked_geometry(const c10::IValue& value, const std::string& at) {
   std::string why = schema_mismatch(value, dyn::IValuePacker<at::TensorGeometry>::packed_type());
   if (!why.empty()) throw FormatError(at + ": malformed args: " + why);
-  const auto& parts = value.toTupleRef().elements();
-  auto ints = [](const c10::IValue& list) {
-    std::vector<int64_t> out;
-    for (const c10::IValue& v : list.toListRef()) out.push_back(v.toInt());
-    return out;
-  };
-  const std::vector<int64_t> sizes = ints(parts[0]), strides = ints(parts[1]);
-  if (geometry_extent(sizes, strides) < 0 || parts[2].toInt() < 0) {
-    throw FormatError(at + ": sizes " + c10::str(sizes) + ", strides " + c10::str(strides) +
-                      ", offset " + std::to_string(parts[2].toInt()) + " are not a geometry");
-  }
+  why = packed_geometry_problem(value);
+  if (!why.empty()) throw FormatError(at + ": " + why);
   return dyn::IValuePacker<at::TensorGeometry>::unpack(value);
 }
 

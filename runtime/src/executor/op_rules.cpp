@@ -43,27 +43,11 @@ void check_cat_shapes(const ListRule& r, const std::vector<c10::IValue>& args,
   }
 }
 
-// A packed TensorGeometry is (sizes, strides, offset); as_strided_backward reads strides[i] for
-// each size and allocates the storage the geometry spans.
+// as_strided_backward reads a packed TensorGeometry's strides[i] for each size and allocates the
+// storage it spans.
 void check_geometry(const ListRule& r, const c10::IValue& g, const std::string& at) {
-  auto ints = [](const c10::IValue& v, std::vector<int64_t>& out) {
-    if (!v.isList()) return false;
-    for (const c10::IValue& i : v.toListRef()) {
-      if (!i.isInt()) return false;
-      out.push_back(i.toInt());
-    }
-    return true;
-  };
-  std::vector<int64_t> sizes, strides;
-  const bool shaped = g.isTuple() && g.toTupleRef().elements().size() == 3 &&
-                      ints(g.toTupleRef().elements()[0], sizes) &&
-                      ints(g.toTupleRef().elements()[1], strides) &&
-                      g.toTupleRef().elements()[2].isInt();
-  if (!shaped) throw FormatError(arg_at(at, r) + ": expected (sizes, strides, offset)");
-  if (geometry_extent(sizes, strides) < 0 || g.toTupleRef().elements()[2].toInt() < 0) {
-    throw FormatError(arg_at(at, r) + ": sizes " + c10::str(c10::IntArrayRef(sizes)) +
-                      ", strides " + c10::str(c10::IntArrayRef(strides)) + " are not a geometry");
-  }
+  const std::string why = packed_geometry_problem(g);
+  if (!why.empty()) throw FormatError(arg_at(at, r) + ": " + why);
 }
 
 void check_rule(const ListRule& r, const std::vector<c10::IValue>& args, size_t grads,

@@ -1,5 +1,7 @@
 #include "executor/storage_bounds.h"
 
+#include <vector>
+
 namespace ca::detail {
 namespace {
 
@@ -47,6 +49,28 @@ int64_t geometry_extent(c10::IntArrayRef sizes, c10::IntArrayRef strides) {
   int64_t lo = 0, hi = 0;
   if (!span(sizes, strides, 0, &lo, &hi) || lo < 0) return -1;
   return hi + 1;
+}
+
+std::string packed_geometry_problem(const c10::IValue& packed) {
+  auto ints = [](const c10::IValue& v, std::vector<int64_t>& out) {
+    if (!v.isList()) return false;
+    for (const c10::IValue& i : v.toListRef()) {
+      if (!i.isInt()) return false;
+      out.push_back(i.toInt());
+    }
+    return true;
+  };
+  std::vector<int64_t> sizes, strides;
+  const bool shaped = packed.isTuple() && packed.toTupleRef().elements().size() == 3 &&
+                      ints(packed.toTupleRef().elements()[0], sizes) &&
+                      ints(packed.toTupleRef().elements()[1], strides) &&
+                      packed.toTupleRef().elements()[2].isInt();
+  if (!shaped) return "expected (sizes, strides, offset)";
+  const int64_t offset = packed.toTupleRef().elements()[2].toInt();
+  if (geometry_extent(sizes, strides) >= 0 && offset >= 0) return "";
+  return "sizes " + c10::str(c10::IntArrayRef(sizes)) + ", strides " +
+         c10::str(c10::IntArrayRef(strides)) + ", offset " + std::to_string(offset) +
+         " are not a geometry";
 }
 
 std::string tensor_outside_storage(const at::Tensor& t) {

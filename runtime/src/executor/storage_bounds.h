@@ -3,6 +3,7 @@
 // strides or offset came from a file safe to read. Overflow-safe; negative strides allowed.
 
 #include <ATen/core/Tensor.h>
+#include <ATen/core/ivalue.h>
 #include <c10/core/SymInt.h>
 
 #include <cstdint>
@@ -18,6 +19,11 @@ std::string geometry_outside(c10::IntArrayRef sizes, c10::IntArrayRef strides, i
 /// Element count a dense allocation of (sizes, strides) at offset 0 spans (new_empty_strided's),
 /// or -1 when the geometry is malformed or overflows.
 int64_t geometry_extent(c10::IntArrayRef sizes, c10::IntArrayRef strides);
+
+/// Empty when `packed` is a packed TensorGeometry (sizes, strides, offset) that torch may use:
+/// one stride per size, sizes >= 0, an element count and extent that fit int64, offset >= 0
+/// (TensorGeometry indexes strides by the sizes' dims and multiplies the sizes unchecked).
+std::string packed_geometry_problem(const c10::IValue& packed);
 
 /// Empty when `t` (defined, strided) reads only inside its storage; else why not.
 std::string tensor_outside_storage(const at::Tensor& t);
