@@ -19,5 +19,7 @@ using test::sealed;
 
 /// Graph inputs larger than this are not materialized by the replay target (not a finding).
 inline constexpr int64_t kMaxInputElements = int64_t{1} << 16;
+/// ExecutorOptions::max_tensor_elements of the replay target's runs.
+inline constexpr int64_t kMaxStepElements = int64_t{1} << 26;
 
 }  // namespace ca::fuzz

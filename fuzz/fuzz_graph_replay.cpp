@@ -53,7 +53,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)one_thread;
   const std::vector<uint8_t> bytes = ca::fuzz::sealed(data, size);
   try {
-    ca::Executor executor(ca::graph_from_bytes(bytes.data(), bytes.size()));
+    // A view of 2^36 elements is legal by default but takes minutes to reduce: bound a run's
+    // work to what a fuzz iteration can afford (the limit itself is what is under test).
+    ca::ExecutorOptions options;
+    options.max_tensor_elements = ca::fuzz::kMaxStepElements;
+    ca::Executor executor(ca::graph_from_bytes(bytes.data(), bytes.size()), options);
     std::vector<at::Tensor> batch;
     if (!make_batch(executor.graph(), &batch)) return 0;
     for (const at::Tensor& out : executor.run(batch)) {

@@ -168,8 +168,12 @@ TEST(HostileCall, AdaptiveMaxPoolIndicesMustPointIntoTheInputsPlane) {
     return std::get<0>(torch::adaptive_max_pool2d(p[0], {2, 3})).pow(2).sum();
   });
   Node& n = node_of(c.cap.graph, "AdaptiveMaxPool2DBackward0");
-  replace_saved(c, n, "result1", torch::full_like(saved(c, n, "result1"), -1));
+  const at::Tensor indices = saved(c, n, "result1");
+  replace_saved(c, n, "result1", torch::full_like(indices, -1));
   EXPECT_TRUE(contains(run_error(c), "(result1): holds an index outside [0, 30)"));
+  // The adaptive kernels take the plane count from the grad or the input alone.
+  replace_saved(c, n, "result1", torch::zeros({3, 2, 3}, indices.options()));
+  EXPECT_TRUE(contains(run_error(c), "indices of shape [3, 2, 3] for an input of shape [2, 5, 6]"));
 }
 
 TEST(HostileCall, AminmaxDimMustFitTheReducedRank) {
@@ -190,6 +194,8 @@ TEST(HostileCall, NormStatisticsMustHaveOneElementPerRowOrChannel) {
   Node& lnn = node_of(ln.cap.graph, "NativeLayerNormBackward0");
   replace_saved(ln, lnn, "result1", torch::zeros({1, 1}));
   EXPECT_TRUE(contains(run_error(ln), "(result1): 1 elements, one mean per normalized row has 4"));
+  replace_saved(ln, lnn, "result1", torch::zeros({1, 1}).expand({4, 1}));  // 4 reads of one
+  EXPECT_TRUE(contains(run_error(ln), "(result1): not contiguous"));
 
   Case bn = capture_case({leaf({3, 4, 5})}, [](auto& p) {
     auto y = torch::batch_norm(p[0], {}, {}, {}, {}, /*training=*/true, 0.1, 1e-5, false);
@@ -198,6 +204,8 @@ TEST(HostileCall, NormStatisticsMustHaveOneElementPerRowOrChannel) {
   Node& bnn = node_of(bn.cap.graph, "NativeBatchNormBackward0");
   replace_saved(bn, bnn, "result2", torch::ones({2}));
   EXPECT_TRUE(contains(run_error(bn), "(result2): 2 elements, one statistic per channel has 4"));
+  arg_named(bnn, "result2") = Arg::tensor(kNoValue);  // torch dereferences it: a segfault
+  EXPECT_TRUE(contains(run_error(bn), "(result2): undefined, the backward reads one statistic"));
 
   Case gn = capture_case({leaf({3, 4, 5})}, [](auto& p) {
     return (torch::group_norm(p[0], 2) * torch::randn({3, 4, 5})).sum();
@@ -249,6 +257,29 @@ TEST(HostileCall, ConcatenatedCtcTargetsMustBeContiguous) {
   // Every element reads as class 1, but torch would step through the storage by the stride.
   replace_saved(c, n, "targets", torch::tensor({1}).expand({5}));
   EXPECT_TRUE(contains(run_error(c), "(targets): concatenated targets with stride 0"));
+}
+
+// Found by the graph_replay fuzzer: SumBackward0 expands its grad to the saved sizes, so sizes
+// of 2^40 made a view that validate_outputs then summed for hours.
+TEST(HostileCall, StepsMayNotProduceTensorsPastTheElementLimit) {
+  torch::manual_seed(14);
+  Case c = capture_case({leaf({2, 3})}, [](auto& p) { return p[0].sum(); });
+  arg_named(node_of(c.cap.graph, "SumBackward0"), "self_sym_sizes") =
+      ints({2, int64_t{1} << 40, 3});
+  EXPECT_TRUE(contains(run_error(c),
+                       "has 6597069766656 elements, more than the limit of "
+                       "68719476736 (ExecutorOptions::max_tensor_elements)"));
+  // The limit is the caller's: an honest graph past a lower one fails the same way.
+  Case honest = capture_case({leaf({4, 5})}, [](auto& p) { return p[0].pow(2).sum(); });
+  ExecutorOptions options;
+  options.max_tensor_elements = 19;
+  const std::vector<uint8_t> bytes = graph_to_bytes(honest.cap.graph);
+  Executor small(graph_from_bytes(bytes.data(), bytes.size()), options);
+  EXPECT_TRUE(contains(test::error_of<ExecutionError>([&] { small.run(honest.cap.inputs); }),
+                       "has 20 elements, more than the limit of 19"));
+  options.max_tensor_elements = 0;
+  EXPECT_TRUE(contains(test::error_of<Error>([&] { Executor(honest.cap.graph, options); }),
+                       "max_tensor_elements must be >= 1"));
 }
 
 TEST(HostileCall, OpsReadingGradsByIndexGetTheirCountChecked) {

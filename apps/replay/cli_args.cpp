@@ -1,5 +1,6 @@
 #include "cli_args.h"
 
+#include <cstdint>
 #include <cstdlib>
 #include <functional>
 #include <map>
@@ -41,6 +42,15 @@ size_t parse_megabytes(const std::string& flag, const std::string& text) {
   return static_cast<size_t>(v);
 }
 
+int64_t parse_elements(const std::string& flag, const std::string& text) {
+  char* end = nullptr;
+  const long long v = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || v < 1 || v > (1LL << 62)) {
+    throw Error(flag + ": expected an element count in [1, 2^62], got '" + text + "'");
+  }
+  return static_cast<int64_t>(v);
+}
+
 }  // namespace
 
 LoadOptions load_options(const Options& o) {
@@ -53,6 +63,7 @@ ExecutorOptions executor_options(const Options& o) {
   ExecutorOptions options;
   options.allow_version_mismatch = o.allow_version_mismatch;
   options.cuda_graph = o.cuda_graph;
+  options.max_tensor_elements = o.max_tensor_elements;
   if (!o.device.empty()) {
     try {
       options.device = c10::Device(o.device);
@@ -90,6 +101,10 @@ Options:
   --json              print the summary as JSON on stdout (human text goes to stderr)
   --max-graph-mb N    refuse graph files larger than N MiB (default )" +
          std::to_string(kMaxGraphBytes >> 20) + R"()
+  --max-tensor-elements N
+                      fail a replay whose steps would produce a tensor (a view counts in
+                      full) of more than N elements (default 2^36): a crafted graph's sizes
+                      could otherwise make one step run for hours
   --allow-version-mismatch
                       replay a graph captured with another torch version (at your own risk)
   --device D          replay on D (cpu, cuda, cuda:N): inputs are moved there at bind, CPU
@@ -119,6 +134,10 @@ Options parse_args(int argc, char** argv) {
       {"--device", [&](const std::string& v) { o.device = v; }},
       {"--max-graph-mb",
        [&](const std::string& v) { o.max_graph_mb = parse_megabytes("--max-graph-mb", v); }},
+      {"--max-tensor-elements",
+       [&](const std::string& v) {
+         o.max_tensor_elements = parse_elements("--max-tensor-elements", v);
+       }},
   };
   const std::map<std::string, bool*> flags = {
       {"--profile", &o.profile},

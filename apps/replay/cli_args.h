@@ -33,12 +33,15 @@ struct Options {
 
   /// --max-graph-mb N: larger graph files are refused before they are read.
   size_t max_graph_mb = kMaxGraphBytes >> 20;
+  /// --max-tensor-elements N: ExecutorOptions::max_tensor_elements.
+  int64_t max_tensor_elements = ExecutorOptions{}.max_tensor_elements;
 };
 
 /// The graph loader's limits the flags ask for (--max-graph-mb).
 LoadOptions load_options(const Options& o);
 
-/// The executor options the flags ask for (--device, --cuda-graph, --allow-version-mismatch);
+/// The executor options the flags ask for (--device, --cuda-graph, --allow-version-mismatch,
+/// --max-tensor-elements);
 /// throws ca::Error for a device string c10 does not parse.
 ExecutorOptions executor_options(const Options& o);
 

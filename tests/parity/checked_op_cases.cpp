@@ -27,6 +27,14 @@ std::vector<ParityCase> checked_op_cases() {
                                      torch::tensor({3, 2}));
          return scalar(std::get<0>(out).sum());
        }},
+      {"batch_norm_eval_and_without_running_stats",
+       [] {
+         torch::nn::BatchNorm1d eval_bn(3),
+             no_stats(torch::nn::BatchNormOptions(3).track_running_stats(false));
+         eval_bn->eval();
+         auto x = leaf({4, 3, 5});
+         return scalar((no_stats(eval_bn(x)) * torch::randn({4, 3, 5})).sum());
+       }},
       {"norms_and_pools",
        [] {
          auto x = leaf({2, 4, 6, 6});

@@ -146,6 +146,17 @@ def test_max_graph_mb_limits_the_graph_size(replay, example, tmp_path):
     assert "--max-graph-mb" in run(replay, "--help").stdout
 
 
+def test_max_tensor_elements_bounds_what_a_step_may_produce(replay, example):
+    args = ("--graph", example / "bwd.fb", "--inputs", example / "batch.pt")
+    r = run(replay, *args, "--max-tensor-elements", "2")
+    assert r.returncode == 2, r.stderr
+    assert "more than the limit of 2 (ExecutorOptions::max_tensor_elements)" in r.stderr
+    assert run(replay, *args, "--max-tensor-elements", str(1 << 30)).returncode == 0
+    r = run(replay, *args, "--max-tensor-elements", "0")
+    assert r.returncode == 2 and "--max-tensor-elements" in r.stderr
+    assert "--max-tensor-elements" in run(replay, "--help").stdout
+
+
 def test_out_leaves_an_existing_tmp_file_alone(replay, example, tmp_path):
     out = tmp_path / "grads.pt"
     stale = tmp_path / "grads.pt.tmp"

@@ -37,6 +37,12 @@ struct ExecutorOptions {
   /// differs from this runtime's (each node's args are still type-checked against the runtime's
   /// schema). Graphs whose op schemas all match load without it.
   bool allow_version_mismatch = false;
+  /// Largest element count (logical: views count in full) any replay step may produce. A crafted
+  /// graph's saved sizes can make a step return a view of any size (SumBackward0 expands its
+  /// grad to them), which the steps reading it would then walk for hours; past this, the run
+  /// fails with ExecutionError naming the node and output. Must be >= 1; the default (2^36,
+  /// 68.7 G elements) is past any tensor one device holds.
+  int64_t max_tensor_elements = int64_t{1} << 36;
 };
 
 /// What load made of the graph.

@@ -30,9 +30,13 @@ void check_indices(const CallView& c, const char* name, int64_t limit, const std
   if (lo.item<int64_t>() < 0 || hi.item<int64_t>() >= limit) c.fail(name, why);
 }
 
-std::vector<int64_t> targets_of(const at::Tensor& targets) {
-  const at::Tensor t = targets.to(at::kCPU, at::kLong).contiguous();
-  return std::vector<int64_t>(t.data_ptr<int64_t>(), t.data_ptr<int64_t>() + t.numel());
+// Product of `sizes`, or -1 when it overflows int64 (crafted sizes of an empty tensor can).
+int64_t product(c10::IntArrayRef sizes) {
+  int64_t n = 1;
+  for (int64_t s : sizes) {
+    if (c10::mul_overflows(n, s, &n)) return -1;
+  }
+  return n;
 }
 
 // A saved tensor of exactly `want`'s shape (undefined is refused too: the kernel reads it).
@@ -76,14 +80,12 @@ void ctc_targets(const CallView& c, const std::vector<int64_t>& tl, int64_t batc
     c.fail("targets", "concatenated targets with stride " + str(targets.stride(0)) +
                           "; torch's CTC backward reads them as contiguous");
   }
-  const std::vector<int64_t> values =
-      targets.is_meta() ? std::vector<int64_t>() : targets_of(targets);
-  auto check_values = [&](size_t from, int64_t count) {
-    if (targets.is_meta()) return;  // no values, and a meta kernel reads none
-    for (int64_t k = 0; k < count; ++k) {
-      const int64_t v = values[from + static_cast<size_t>(k)];
-      if (v < 0 || v >= classes) c.fail("targets", "class " + str(v) + " of " + str(classes));
-    }
+  // Only the targets torch reads: a padded row's tail may hold anything.
+  auto check_values = [&](const at::Tensor& span) {
+    if (span.numel() == 0 || span.is_meta()) return;  // a meta kernel reads no values
+    const auto [lo, hi] = at::aminmax(span.to(at::kCPU));
+    const int64_t bad = lo.item<int64_t>() < 0 ? lo.item<int64_t>() : hi.item<int64_t>();
+    if (bad < 0 || bad >= classes) c.fail("targets", "class " + str(bad) + " of " + str(classes));
   };
   if (targets.dim() == 1) {  // concatenated
     int64_t total = 0;
@@ -93,11 +95,11 @@ void ctc_targets(const CallView& c, const std::vector<int64_t>& tl, int64_t batc
       }
       total += l;
     }
-    check_values(0, total);
+    check_values(targets.narrow(0, 0, total));
   } else if (targets.dim() == 2 && targets.size(0) == batch) {  // padded, one row per sample
     for (int64_t b = 0; b < batch; ++b) {
       if (tl[b] > targets.size(1)) c.fail("target_lengths", str(tl[b]) + " past the padded row");
-      check_values(static_cast<size_t>(b * targets.size(1)), tl[b]);
+      check_values(targets[b].narrow(0, 0, tl[b]));
     }
   } else {
     c.fail("targets", "shape " + c10::str(targets.sizes()) + " for a batch of " + str(batch));
@@ -112,20 +114,38 @@ void grad_like_input(const CallView& c, const at::Tensor& input) {
   }
 }
 
-void expect_numel(const CallView& c, const char* name, int64_t numel, const std::string& what) {
+// A statistic or weight the kernel reads as a dense array of `numel` (undefined is refused
+// when `required`: torch dereferences it).
+void expect_dense(const CallView& c, const char* name, int64_t numel, const std::string& what,
+                  bool required = true) {
   const at::Tensor& t = c.tensor(name);
-  if (t.defined() && t.numel() != numel) {
-    c.fail(name, str(t.numel()) + " elements, " + what + " has " + str(numel));
+  if (!t.defined()) {
+    if (required) c.fail(name, "undefined, the backward reads " + what);
+    return;
   }
+  if (t.numel() != numel)
+    c.fail(name, str(t.numel()) + " elements, " + what + " has " + str(numel));
+  if (!t.is_contiguous()) c.fail(name, "not contiguous; torch's kernel reads it as dense");
 }
 
 // The max-pool and adaptive max-pool backward kernels add each grad into grad_input[plane +
 // index] unchecked; the fractional ones assert it in torch's internal words.
+// The adaptive kernels also take the number of planes from the grad or the input alone: the
+// grad and the indices must have one shape, with the input's leading (batch, channel) dims.
 void pool_indices(const CallView& c, int64_t k) {
   const at::Tensor& self = c.tensor("self");
+  const at::Tensor& indices = c.tensor("result1");
   if (!self.defined() || self.dim() < k) return;  // the op refuses such an input itself
-  int64_t plane = 1;
-  for (int64_t d = self.dim() - k; d < self.dim(); ++d) plane *= self.size(d);
+  if (!indices.defined() || indices.dim() != self.dim() ||
+      indices.sizes().slice(0, self.dim() - k) != self.sizes().slice(0, self.dim() - k)) {
+    c.fail("result1", "indices of shape " + c10::str(indices.sizes()) + " for an input of shape " +
+                          c10::str(self.sizes()));
+  }
+  if (c.grad(0).defined() && c.grad(0).sizes() != indices.sizes()) {
+    c.fail_grad(0, "one grad per index, and the indices have shape " + c10::str(indices.sizes()));
+  }
+  const int64_t plane = product(self.sizes().slice(self.dim() - k));
+  if (plane < 0) c.fail("self", "an input plane of more than 2^63 elements");
   check_indices(c, "result1", plane, "the pooled input's planes have " + str(plane) + " elements");
 }
 
@@ -149,6 +169,7 @@ void ctc_loss(const CallView& c) {
   const int64_t blank = c.integer("blank");
   if (blank < 0 || blank >= classes) c.fail("blank", "class " + str(blank) + " of " + str(classes));
   ctc_targets(c, tl, batch, classes);
+  // Each length is at most the targets' element count (checked above): 2 * l + 1 fits.
   const int64_t longest = tl.empty() ? 0 : *std::max_element(tl.begin(), tl.end());
   expect_shape(c, "result1", {batch, time, 2 * longest + 1}, "log_alpha");
   const std::vector<int64_t> per_sample{batch};
@@ -162,27 +183,41 @@ void layer_norm(const CallView& c) {
   const at::Tensor& input = c.tensor("input");
   const auto n = static_cast<int64_t>(c.ints("normalized_shape").size());
   if (!input.defined()) return;
-  if (input.dim() < n)
+  if (input.dim() < n) {
     c.fail("normalized_shape", str(n) + " dims for an input of rank " + str(input.dim()));
-  int64_t rows = 1;
-  for (int64_t d = 0; d < input.dim() - n; ++d) rows *= input.size(d);  // divides numel: fits
-  expect_numel(c, "result1", rows, "one mean per normalized row");
-  expect_numel(c, "result2", rows, "one rstd per normalized row");
+  }
+  const int64_t rows = product(input.sizes().slice(0, input.dim() - n));
+  if (rows < 0) c.fail("input", "more than 2^63 normalized rows");
+  expect_dense(c, "result1", rows, "one mean per normalized row");
+  expect_dense(c, "result2", rows, "one rstd per normalized row");
   grad_like_input(c, input);
 }
 
-void batch_norm(const CallView& c) {
+// native_batch_norm_backward reads the batch statistics when training, the running ones
+// otherwise, each as one dense value per channel, and the weight likewise.
+void batch_norm_reading(const CallView& c, bool train) {
   const at::Tensor& input = c.tensor("input");
   if (!input.defined() || input.dim() < 2) return;  // the op refuses such an input itself
   const int64_t channels = input.size(1);
-  const c10::IValue& training = c.arg("training");
-  const bool train = training.isBool() && training.toBool();
-  // Training reads the batch statistics, evaluation the running ones.
   const char* const stats[] = {train ? "result1" : "running_mean",
                                train ? "result2" : "running_var"};
-  for (const char* name : stats) expect_numel(c, name, channels, "one statistic per channel");
-  expect_numel(c, "weight", channels, "one weight per channel");
+  for (const char* name : stats) expect_dense(c, name, channels, "one statistic per channel");
+  expect_dense(c, "weight", channels, "one weight per channel", /*required=*/false);
   grad_like_input(c, input);
+}
+
+bool training_flag(const CallView& c) {
+  const c10::IValue& training = c.arg("training");
+  return training.isBool() && training.toBool();
+}
+
+void batch_norm(const CallView& c) { batch_norm_reading(c, training_flag(c)); }
+void batch_norm_train(const CallView& c) { batch_norm_reading(c, true); }
+void batch_norm_eval(const CallView& c) { batch_norm_reading(c, false); }
+// _native_batch_norm_legit without running statistics: evaluation would read absent ones.
+void batch_norm_no_stats(const CallView& c) {
+  if (!training_flag(c)) c.fail("training", "evaluation without running statistics");
+  batch_norm_reading(c, true);
 }
 
 void group_norm(const CallView& c) {
@@ -196,12 +231,13 @@ void group_norm(const CallView& c) {
     c.fail("N", "N, C, HxW = " + str(n) + ", " + str(channels) + ", " + str(hxw) +
                     " for an input of " + str(input.numel()) + " elements");
   }
-  if (groups <= 0 || channels % groups != 0) {
+  if (groups <= 0 || channels % groups != 0 || groups > std::max<int64_t>(channels, 1)) {
     c.fail("group", str(groups) + " groups for " + str(channels) + " channels");
   }
-  expect_numel(c, "result1", n * groups, "one mean per sample and group");
-  expect_numel(c, "result2", n * groups, "one rstd per sample and group");
-  expect_numel(c, "weight", channels, "one weight per channel");
+  // n * groups <= n * max(channels, 1), and n * channels fits (or channels is 0 and n fits).
+  expect_dense(c, "result1", n * groups, "one mean per sample and group");
+  expect_dense(c, "result2", n * groups, "one rstd per sample and group");
+  expect_dense(c, "weight", channels, "one weight per channel", /*required=*/false);
   grad_like_input(c, input);
 }
 

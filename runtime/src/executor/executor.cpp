@@ -170,8 +170,13 @@ Executor::Executor(Graph graph, ExecutorOptions options) : impl_(std::make_uniqu
     impl_->stats.cpu_scalars_moved = impl_->placement->scalars_moved;
     impl_->stats.cpu_scalars_kept = impl_->placement->scalars_kept;
   }
+  if (options.max_tensor_elements < 1) {
+    throw Error("ExecutorOptions::max_tensor_elements must be >= 1, got " +
+                std::to_string(options.max_tensor_elements));
+  }
   impl_->plan = std::make_unique<detail::Plan>(
       detail::build_plan(std::move(graph), options.allow_version_mismatch));
+  impl_->plan->max_tensor_elements = options.max_tensor_elements;
   const detail::Plan& plan = *impl_->plan;
   ExecutorStats& st = impl_->stats;
   st.nodes = plan.graph.nodes.size();
@@ -294,7 +299,7 @@ std::vector<at::Tensor> Executor::run_frame(const Impl& impl, Frame& frame,
     for (; i < plan.steps.size(); ++i) {
       const detail::Step& step = plan.steps[i];
       if (observer != nullptr) observer->node_begin(step.node);
-      detail::run_step(step, i, f, observer);
+      detail::run_step(step, i, f, observer, plan.max_tensor_elements);
       for (ValueId v : step.frees) f.values[static_cast<size_t>(v)].reset();
       if (observer != nullptr) observer->node_end(step.node);
     }

@@ -28,7 +28,8 @@ struct Frame::State {
 namespace detail {
 
 /// Runs one step on `frame`; `observer` may be null.
-void run_step(const Step& step, size_t index, Frame::State& frame, RunObserver* observer);
+void run_step(const Step& step, size_t index, Frame::State& frame, RunObserver* observer,
+              int64_t max_elements);
 
 }  // namespace detail
 }  // namespace ca

@@ -73,6 +73,7 @@ struct Plan {
   std::vector<ValueId> input_frees;  ///< inputs no step reads
   std::vector<size_t> grad_targets;  ///< graph inputs that accumulate_grad writes
   PlanStats stats;
+  int64_t max_tensor_elements = 0;  ///< ExecutorOptions::max_tensor_elements
 };
 
 /// The load pipeline: validates, binds and plans `graph`. Throws FormatError / OpNotFoundError /

@@ -140,6 +140,7 @@ struct StepRunner {
   size_t index;
   Frame::State& f;
   RunObserver* obs;
+  int64_t max_elements;
 
   void operator()(const CallStep& c) const {
     variable_list out;
@@ -159,7 +160,10 @@ struct StepRunner {
       }
       f.grads.clear();
     }
-    if (c.op != nullptr) return scatter(s, out, f.values);
+    if (c.op != nullptr) {
+      for (size_t k = 0; k < out.size(); ++k) check_elements(out[k], k);
+      return scatter(s, out, f.values);
+    }
     if (f.stack.size() != s.outputs.size()) {
       throw ExecutionError("produced " + std::to_string(f.stack.size()) +
                            " outputs, graph expects " + std::to_string(s.outputs.size()));
@@ -167,12 +171,23 @@ struct StepRunner {
     for (size_t k = 0; k < s.outputs.size(); ++k) {
       if (s.outputs[k] == kNoValue) continue;
       c10::IValue& v = f.stack[k];
+      if (v.isTensor()) check_elements(v.toTensor(), k);
       f.values[static_cast<size_t>(s.outputs[k])] = v.isTensor() ? v.toTensor() : at::Tensor();
     }
     f.stack.clear();
   }
 
   int64_t size_of(ValueId v) const { return get(f.values, v).item<int64_t>(); }
+
+  // A crafted graph's sizes can make an op return a view of any logical size (SumBackward0
+  // expands its grad to the saved sizes); every step reading it would then walk all of it.
+  void check_elements(const at::Tensor& t, size_t k) const {
+    if (!t.defined() || t.numel() <= max_elements) return;
+    throw ExecutionError("output " + std::to_string(k) + " of shape " + c10::str(t.sizes()) +
+                         " has " + std::to_string(t.numel()) +
+                         " elements, more than the limit of " + std::to_string(max_elements) +
+                         " (ExecutorOptions::max_tensor_elements)");
+  }
 
   void operator()(const ValidateStep& v) const {
     MetadataList rebound;
@@ -280,8 +295,9 @@ void StepRunner::operator()(const CopySlicesFlags& p) const {
 
 }  // namespace
 
-void run_step(const Step& step, size_t index, Frame::State& frame, RunObserver* observer) {
-  std::visit(StepRunner{step, index, frame, observer}, step.payload);
+void run_step(const Step& step, size_t index, Frame::State& frame, RunObserver* observer,
+              int64_t max_elements) {
+  std::visit(StepRunner{step, index, frame, observer, max_elements}, step.payload);
 }
 
 }  // namespace ca::detail
