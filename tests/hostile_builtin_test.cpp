@@ -170,6 +170,17 @@ TEST(HostileBuiltin, CopySlicesViewMustLieInsideItsBase) {
   EXPECT_TRUE(contains(load_error(c.cap.graph), "are not a geometry"));
 }
 
+// Found by the graph_replay fuzzer: a base whose strides span far more than its elements made
+// the prologue allocate gigabytes for a few values.
+TEST(HostileBuiltin, CopySlicesBaseStorageIsBoundedByTheElementLimit) {
+  CapturedView c = capture_in_place_view();
+  Arg& base = prologue(c.cap.graph).args[0];  // [4, 3] with strides [3, 1]
+  base.items[1].items[0].i = int64_t{1} << 37;
+  EXPECT_TRUE(contains(
+      test::error_of<ExecutionError>([&] { load(c.cap.graph).run(c.cap.inputs); }, "replay"),
+      "copy_slices: a base spanning 412316860419 elements, more than the limit"));
+}
+
 TEST(HostileBuiltin, GraphInputSizesMustHaveARepresentableElementCount) {
   Captured c = capture_mul();
   c.cap.graph.inputs[0].meta.sizes = {int64_t{1} << 40, int64_t{1} << 40};

@@ -99,6 +99,21 @@ TEST(HostileAten, ViewsOutsideTheirStorageFailCleanlyAndGoodOnesReplay) {
   EXPECT_TRUE(torch::equal(mul.run(kAB)[0], kAB[0] * kAB[1]));
 }
 
+// An aten view may be of any logical size (a stride-0 expand): the steps reading it would walk
+// all of it. No step may produce more than ExecutorOptions::max_tensor_elements elements.
+TEST(HostileAten, NoStepProducesATensorPastTheElementLimit) {
+  const Graph g =
+      aten_graph("aten::expand", "", {Arg::tensor(0), ints({1 << 20, 2, 3}), Arg::boolean(false)});
+  EXPECT_EQ(load(g).run(kAB)[0].numel(), 6 << 20);
+  ExecutorOptions options;
+  options.max_tensor_elements = 1 << 20;
+  const std::vector<uint8_t> bytes = graph_to_bytes(g);
+  const Executor small(graph_from_bytes(bytes.data(), bytes.size()), options);
+  EXPECT_TRUE(contains(test::error_of<ExecutionError>([&] { small.run(kAB); }),
+                       "output 0 of shape [1048576, 2, 3] has 6291456 elements, more than the "
+                       "limit of 1048576 (ExecutorOptions::max_tensor_elements)"));
+}
+
 TEST(HostileAten, AnUndefinedTensorArgIsARunTimeError) {
   const Executor ex =
       load(aten_graph("aten::mul", "Tensor", {Arg::tensor(0), Arg::tensor(kNoValue)}));

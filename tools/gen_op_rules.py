@@ -122,6 +122,13 @@ def list_rules(info, names):
         for n in sorted(used & set(names)):
             if n.endswith("_geometry"):
                 rules.append(("kGeometry", n, None, gate))
+            # Saved sizes of a forward tensor: the formula may allocate from them.
+            elif n.endswith(("_sym_sizes", "_sym_sizes_opt")):
+                rules.append(("kTensorSizes", n, None, gate))
+            elif re.search(r"_args_sizes(_symint)?$", n):
+                rules.append(("kTensorSizesList", n, None, gate))
+            elif "_argsize_" in n:
+                rules.append(("kTensorSize", n, None, gate))
         for tensor in MM_HELPERS.findall(d.formula):
             for suffix in ("_sym_sizes", "_sym_strides"):
                 if tensor + suffix in names:

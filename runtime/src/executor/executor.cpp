@@ -174,9 +174,8 @@ Executor::Executor(Graph graph, ExecutorOptions options) : impl_(std::make_uniqu
     throw Error("ExecutorOptions::max_tensor_elements must be >= 1, got " +
                 std::to_string(options.max_tensor_elements));
   }
-  impl_->plan = std::make_unique<detail::Plan>(
-      detail::build_plan(std::move(graph), options.allow_version_mismatch));
-  impl_->plan->max_tensor_elements = options.max_tensor_elements;
+  impl_->plan = std::make_unique<detail::Plan>(detail::build_plan(
+      std::move(graph), options.allow_version_mismatch, options.max_tensor_elements));
   const detail::Plan& plan = *impl_->plan;
   ExecutorStats& st = impl_->stats;
   st.nodes = plan.graph.nodes.size();

@@ -74,7 +74,6 @@ void check_schema(const Node& n, const OpCall& call, const std::string& at) {
     std::string why = schema_mismatch(args[j], schema[j]);
     if (!why.empty()) throw FormatError(at + ".args[" + std::to_string(j) + "]: " + why);
   }
-  check_op_rules(n, args, at);
 }
 
 // Upstream's unpackers index tuples without checking their length: check the shape first.
@@ -187,7 +186,7 @@ BoundNode bind_builtin(const Node& n, const std::string& at) {
   }
 }
 
-BoundNode bind_node(const Node& n, size_t i, Missing& missing) {
+BoundNode bind_node(const Node& n, size_t i, int64_t max_tensor_elements, Missing& missing) {
   const std::string at = where(i, n);
   if (n.kind == NodeKind::kFunctional) {
     OpCall call;
@@ -198,6 +197,7 @@ BoundNode bind_node(const Node& n, size_t i, Missing& missing) {
     }
     call.args = convert_args(n);
     check_schema(n, call, at);
+    check_op_rules(n, call.args, at, max_tensor_elements);
     call.check = CallCheck::find(n.op.str(), call.args.size());
     return call;
   }
@@ -248,14 +248,14 @@ CopySlicesGeometry rebind_geometry(const Arg& base, const Arg& view, const SizeO
 }
 
 std::vector<BoundNode> bind_ops(const Graph& graph, bool allow_version_mismatch,
-                                SchemaReport* schemas) {
+                                int64_t max_tensor_elements, SchemaReport* schemas) {
   *schemas = check_op_schemas(graph, allow_version_mismatch);
   std::vector<BoundNode> bound;
   bound.reserve(graph.nodes.size());
   Missing missing;
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     try {
-      bound.push_back(bind_node(graph.nodes[i], i, missing));
+      bound.push_back(bind_node(graph.nodes[i], i, max_tensor_elements, missing));
     } catch (const c10::Error& e) {  // torch refused a value the checks above let through
       throw FormatError(where(i, graph.nodes[i]) + ": " + e.what_without_backtrace());
     }

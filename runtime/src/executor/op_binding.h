@@ -50,9 +50,10 @@ using BoundNode = std::variant<std::monostate, OpCall, MetadataList, CopySlicesG
 /// against the registry (check_op_schemas: VersionError naming each op that differs, unless
 /// `allow_version_mismatch`), then each node. Throws FormatError naming `nodes[i].args[j]` for
 /// args that do not fit the op's schema, and one OpNotFoundError that lists every op name that
-/// does not resolve. `schemas` receives the schema comparison.
+/// does not resolve. `schemas` receives the schema comparison. Saved sizes that describe a
+/// tensor of more than `max_tensor_elements` elements are refused (ExecutorOptions' limit).
 std::vector<BoundNode> bind_ops(const Graph& graph, bool allow_version_mismatch,
-                                SchemaReport* schemas);
+                                int64_t max_tensor_elements, SchemaReport* schemas);
 
 /// Reads a symbolic size's current value on each run.
 using SizeOf = std::function<int64_t(ValueId)>;

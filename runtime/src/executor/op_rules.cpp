@@ -43,17 +43,55 @@ void check_cat_shapes(const ListRule& r, const std::vector<c10::IValue>& args,
   }
 }
 
-// as_strided_backward reads a packed TensorGeometry's strides[i] for each size and allocates the
-// storage it spans.
-void check_geometry(const ListRule& r, const c10::IValue& g, const std::string& at) {
-  const std::string why = packed_geometry_problem(g);
+// Saved sizes of a forward tensor: the backward allocates from them (zeros(self_sym_sizes),
+// a geometry's storage), so each describes at most `limit` elements, as any tensor a step makes.
+std::string sizes_problem(const c10::IValue& v, int64_t limit) {
+  if (v.isNone()) return "";
+  if (!v.isList()) return std::string("expected a list of sizes, got ") + v.tagKind();
+  int64_t numel = 1;
+  for (const c10::IValue& s : v.toListRef()) {
+    if (!s.isInt() || s.toInt() < 0) return "sizes " + c10::str(v) + " are not a shape";
+    if (__builtin_mul_overflow(numel, s.toInt(), &numel) || numel > limit) {
+      return "sizes " + c10::str(v) + " describe more than " + std::to_string(limit) +
+             " elements (ExecutorOptions::max_tensor_elements)";
+    }
+  }
+  return "";
+}
+
+std::string geometry_problem(const c10::IValue& g, int64_t limit) {
+  std::string why = packed_geometry_problem(g);
+  if (!why.empty()) return why;
+  const auto& parts = g.toTupleRef().elements();
+  const int64_t extent = geometry_extent(parts[0].toIntVector(), parts[1].toIntVector());
+  if (extent <= limit) return "";
+  return "a geometry spanning " + std::to_string(extent) + " elements, more than " +
+         std::to_string(limit) + " (ExecutorOptions::max_tensor_elements)";
+}
+
+void check_sizes(const ListRule& r, const c10::IValue& a, int64_t limit, const std::string& at) {
+  std::string why;
+  if (r.kind == ListRule::kTensorSizes) {
+    why = sizes_problem(a, limit);
+  } else if (r.kind == ListRule::kTensorSizesList) {
+    if (!a.isList()) why = "expected a list of shapes";
+    for (size_t k = 0; why.empty() && a.isList() && k < a.toListRef().size(); ++k) {
+      why = sizes_problem(a.toListRef()[k], limit);
+      if (!why.empty()) why = "element " + std::to_string(k) + ": " + why;
+    }
+  } else if (r.kind == ListRule::kTensorSize) {
+    if (!a.isInt() || a.toInt() < 0 || a.toInt() > limit) {
+      why = c10::str(a) + " is not a size in [0, " + std::to_string(limit) + "]";
+    }
+  } else {
+    why = geometry_problem(a, limit);
+  }
   if (!why.empty()) throw FormatError(arg_at(at, r) + ": " + why);
 }
 
 void check_rule(const ListRule& r, const std::vector<c10::IValue>& args, size_t grads,
                 size_t outputs, const std::string& at) {
   const c10::IValue& a = args[r.a];
-  if (r.kind == ListRule::kGeometry) return check_geometry(r, a, at);
   if (r.kind == ListRule::kPositive) {  // the op divides by it
     if (!a.isInt() || a.toInt() <= 0) {
       throw FormatError(arg_at(at, r) + ": " +
@@ -115,6 +153,9 @@ void check_rule(const ListRule& r, const std::vector<c10::IValue>& args, size_t 
     case ListRule::kAtMostOutputs:
     case ListRule::kPositive:
     case ListRule::kGeometry:
+    case ListRule::kTensorSizes:
+    case ListRule::kTensorSizesList:
+    case ListRule::kTensorSize:
       return;  // checked above
     case ListRule::kCoversGrads:
       if (n < grads) {
@@ -136,7 +177,8 @@ const OpRules* find_op_rules(const std::string& op) {
   return it != table.end() && op == it->op ? &*it : nullptr;
 }
 
-void check_op_rules(const Node& node, const std::vector<c10::IValue>& args, const std::string& at) {
+void check_op_rules(const Node& node, const std::vector<c10::IValue>& args, const std::string& at,
+                    int64_t max_elements) {
   const OpRules* rules = find_op_rules(node.op.str());
   // A table made for another packing (a torch whose op differs) says nothing about this one.
   if (rules == nullptr || rules->packed_args != args.size()) return;
@@ -146,7 +188,13 @@ void check_op_rules(const Node& node, const std::vector<c10::IValue>& args, cons
                       std::to_string(rules->min_grads));
   }
   for (const ListRule& r : rules->rules) {
-    if (gate_open(r.gate, args[0])) check_rule(r, args, grads, node.outputs.size(), at);
+    if (!gate_open(r.gate, args[0])) continue;
+    if (r.kind == ListRule::kTensorSizes || r.kind == ListRule::kTensorSizesList ||
+        r.kind == ListRule::kTensorSize || r.kind == ListRule::kGeometry) {
+      check_sizes(r, args[r.a], max_elements, at);
+    } else {
+      check_rule(r, args, grads, node.outputs.size(), at);
+    }
   }
 }
 

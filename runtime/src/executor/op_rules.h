@@ -17,17 +17,20 @@ namespace ca::detail {
 /// One length rule over a node's packed args (positions as upstream packs them).
 struct ListRule {
   enum Kind : uint8_t {
-    kSameLength,      ///< args[a] and args[b] (a tensor's sizes and strides) have one length
-    kLength,          ///< args[a] has exactly b elements
-    kMinLength,       ///< args[a] has at least b elements (the helper reads sizes[n - b])
-    kNotShorterThan,  ///< args[a] has at least as many elements as args[b]
-    kPositive,        ///< args[a] is an int > 0 (the helper divides by it)
-    kGeometry,        ///< args[a], a packed TensorGeometry, has one stride per size
-    kNonEmpty,        ///< args[a] has at least one element (the helper indexes it by a dim)
-    kCoversGrads,     ///< args[a] has at least one element per grad
-    kLengthIsArg,     ///< args[a] has args[b] elements (a tensor list's per-element saved lists)
-    kAtMostOutputs,   ///< args[a], a tensor list's length, is in [0, the node's outputs]
-    kCatShapes,       ///< args[a] (shapes) of one rank r >= 1, legacy [0] aside; args[b] in [-r, r)
+    kSameLength,       ///< args[a] and args[b] (a tensor's sizes and strides) have one length
+    kLength,           ///< args[a] has exactly b elements
+    kMinLength,        ///< args[a] has at least b elements (the helper reads sizes[n - b])
+    kNotShorterThan,   ///< args[a] has at least as many elements as args[b]
+    kPositive,         ///< args[a] is an int > 0 (the helper divides by it)
+    kGeometry,         ///< args[a], a packed TensorGeometry, has one stride per size
+    kTensorSizes,      ///< args[a] (None, or a list of sizes) describes a tensor within the limit
+    kTensorSizesList,  ///< args[a] is a list of such sizes (a tensor list's shapes)
+    kTensorSize,       ///< args[a], one size of a saved tensor, is in [0, the limit]
+    kNonEmpty,         ///< args[a] has at least one element (the helper indexes it by a dim)
+    kCoversGrads,      ///< args[a] has at least one element per grad
+    kLengthIsArg,      ///< args[a] has args[b] elements (a tensor list's per-element saved lists)
+    kAtMostOutputs,    ///< args[a], a tensor list's length, is in [0, the node's outputs]
+    kCatShapes,  ///< args[a] (shapes) of one rank r >= 1, legacy [0] aside; args[b] in [-r, r)
   };
   Kind kind;
   uint16_t a;
@@ -52,8 +55,10 @@ const std::vector<OpRules>& generated_op_rules();
 /// helpers take the whole grads list without a rule).
 const OpRules* find_op_rules(const std::string& op);
 
-/// Checks a functional node's grads count and packed lists against its op's rules. Throws
-/// FormatError naming `at`, the arg and the expectation. `args` are already type-checked.
-void check_op_rules(const Node& node, const std::vector<c10::IValue>& args, const std::string& at);
+/// Checks a functional node's grads count and packed lists against its op's rules; saved sizes
+/// of forward tensors must describe at most `max_elements` elements (ops allocate from them).
+/// Throws FormatError naming `at`, the arg and the expectation. `args` are already type-checked.
+void check_op_rules(const Node& node, const std::vector<c10::IValue>& args, const std::string& at,
+                    int64_t max_elements);
 
 }  // namespace ca::detail

@@ -207,11 +207,13 @@ void plan_frees(Plan& plan) {
 
 }  // namespace
 
-Plan build_plan(Graph graph, bool allow_version_mismatch) {
+Plan build_plan(Graph graph, bool allow_version_mismatch, int64_t max_tensor_elements) {
   validate_graph(graph);
   Plan plan;
   plan.graph = std::move(graph);
-  std::vector<BoundNode> bound = bind_ops(plan.graph, allow_version_mismatch, &plan.stats.schemas);
+  std::vector<BoundNode> bound =
+      bind_ops(plan.graph, allow_version_mismatch, max_tensor_elements, &plan.stats.schemas);
+  plan.max_tensor_elements = max_tensor_elements;
   check_output_counts(plan.graph);
   const MetaInference inference = infer_metas(plan.graph, bound);
   plan.stats.meta_calls = inference.meta_calls;

@@ -76,8 +76,8 @@ struct Plan {
   int64_t max_tensor_elements = 0;  ///< ExecutorOptions::max_tensor_elements
 };
 
-/// The load pipeline: validates, binds and plans `graph`. Throws FormatError / OpNotFoundError /
-/// VersionError (see bind_ops).
-Plan build_plan(Graph graph, bool allow_version_mismatch);
+/// The load pipeline: validates, binds and plans `graph` (ExecutorOptions' version and size
+/// limits). Throws FormatError / OpNotFoundError / VersionError (see bind_ops).
+Plan build_plan(Graph graph, bool allow_version_mismatch, int64_t max_tensor_elements);
 
 }  // namespace ca::detail

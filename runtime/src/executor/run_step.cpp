@@ -12,6 +12,7 @@
 #include "ca/error.h"
 #include "executor/aten_check.h"
 #include "executor/frame.h"
+#include "executor/storage_bounds.h"
 #include "executor/validate_check.h"
 
 namespace ca::detail {
@@ -260,6 +261,13 @@ void StepRunner::operator()(const CopySlicesGeometry& fixed) const {
   if (!grad.sym_sizes().equals(p.base.sym_sizes())) {
     throw ExecutionError("copy_slices: grad of shape " + c10::str(grad.sizes()) +
                          " for a base of shape " + c10::str(p.base.sym_sizes()));
+  }
+  // The base's strides may span far more than its elements: bound what is allocated.
+  const int64_t extent = geometry_extent(p.base.sizes(), p.base.strides());
+  if (extent > max_elements) {
+    throw ExecutionError("copy_slices: a base spanning " + std::to_string(extent) +
+                         " elements, more than the limit of " + std::to_string(max_elements) +
+                         " (ExecutorOptions::max_tensor_elements)");
   }
   OpScope scope(obs, s.node);
   at::Tensor result = grad.new_empty_strided_symint(p.base.sym_sizes(), p.base.sym_strides());
