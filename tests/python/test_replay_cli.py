@@ -146,11 +146,11 @@ def test_max_graph_mb_limits_the_graph_size(replay, example, tmp_path):
     assert "--max-graph-mb" in run(replay, "--help").stdout
 
 
-def test_max_tensor_elements_bounds_what_a_step_may_produce(replay, example):
+def test_max_tensor_elements_bounds_the_tensors_a_graph_describes(replay, example):
     args = ("--graph", example / "bwd.fb", "--inputs", example / "batch.pt")
     r = run(replay, *args, "--max-tensor-elements", "2")
     assert r.returncode == 2, r.stderr
-    assert "more than the limit of 2 (ExecutorOptions::max_tensor_elements)" in r.stderr
+    assert "describe more than 2 elements (ExecutorOptions::max_tensor_elements)" in r.stderr
     assert run(replay, *args, "--max-tensor-elements", str(1 << 30)).returncode == 0
     r = run(replay, *args, "--max-tensor-elements", "0")
     assert r.returncode == 2 and "--max-tensor-elements" in r.stderr
