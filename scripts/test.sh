@@ -2,8 +2,9 @@
 # Runs every test: sets up and builds first (idempotent), then the size budget, ctest and pytest,
 # and ends with one summary line over all of them.
 # CI runs it against every torch in CA_TORCHES (default "2.13.0 2.14.1": the pinned CPU build,
-# then a CUDA build, whose CUDA sources then compile and whose GPU tests skip without a GPU).
-# CA_TORCH=X runs one release only.
+# then a CUDA build, whose CUDA sources then compile and whose GPU tests skip without a GPU),
+# then the C++ suites again under ASan+UBSan (scripts/sanitize.sh, the pinned torch; skip with
+# CA_SANITIZE_TESTS=0). CA_TORCH=X runs one release only, without the sanitizer pass.
 set -euo pipefail
 if [[ -z "${CA_TORCH:-}" ]]; then
   total=0
@@ -14,6 +15,14 @@ if [[ -z "${CA_TORCH:-}" ]]; then
     CA_TORCH=$v "$0" | tee "$out"
     total=$(( total + $(tail -n 1 "$out" | cut -d' ' -f2) ))
   done
+  if [[ "${CA_SANITIZE_TESTS:-1}" != 0 ]]; then
+    start=$(date +%s)
+    "$(dirname "$0")/sanitize.sh" | tee "$out"
+    asan=$(sed -n 's/.*tests passed, 0 tests failed out of \([0-9]*\).*/\1/p' "$out")
+    printf '[ca-replay] sanitizer pass: %s tests in %s s\n' "${asan:-0}" \
+      "$(( $(date +%s) - start ))" >&2
+    total=$(( total + ${asan:-0} ))
+  fi
   echo "tests: $total passed, 0 failed"
   exit 0
 fi
