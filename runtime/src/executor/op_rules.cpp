@@ -90,8 +90,12 @@ void check_sizes(const ListRule& r, const c10::IValue& a, int64_t limit, const s
 }
 
 void check_rule(const ListRule& r, const std::vector<c10::IValue>& args, size_t grads,
-                size_t outputs, const std::string& at) {
+                size_t outputs, int64_t max_elements, const std::string& at) {
   const c10::IValue& a = args[r.a];
+  if (r.kind == ListRule::kTensorSizes || r.kind == ListRule::kTensorSizesList ||
+      r.kind == ListRule::kTensorSize || r.kind == ListRule::kGeometry) {
+    return check_sizes(r, a, max_elements, at);
+  }
   if (r.kind == ListRule::kPositive) {  // the op divides by it
     if (!a.isInt() || a.toInt() <= 0) {
       throw FormatError(arg_at(at, r) + ": " +
@@ -188,12 +192,8 @@ void check_op_rules(const Node& node, const std::vector<c10::IValue>& args, cons
                       std::to_string(rules->min_grads));
   }
   for (const ListRule& r : rules->rules) {
-    if (!gate_open(r.gate, args[0])) continue;
-    if (r.kind == ListRule::kTensorSizes || r.kind == ListRule::kTensorSizesList ||
-        r.kind == ListRule::kTensorSize || r.kind == ListRule::kGeometry) {
-      check_sizes(r, args[r.a], max_elements, at);
-    } else {
-      check_rule(r, args, grads, node.outputs.size(), at);
+    if (gate_open(r.gate, args[0])) {
+      check_rule(r, args, grads, node.outputs.size(), max_elements, at);
     }
   }
 }
