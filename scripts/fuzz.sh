@@ -24,11 +24,12 @@ fi
 torch_cmake=$("$CA_VENV/bin/python" -c 'import torch.utils; print(torch.utils.cmake_prefix_path)')
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+# No precompiled headers here (cmake/pch.cmake): they are checked with g++ only so far.
 log "configuring $build (clang, CA_BUILD_FUZZERS=ON)"
 cmake -S "$CA_ROOT" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_PREFIX_PATH="$torch_cmake" \
   -DPython3_EXECUTABLE="$CA_VENV/bin/python" -DCA_BUILD_FUZZERS=ON -DCA_BUILD_TESTS=OFF \
-  -DCA_BUILD_BENCH=OFF "${launcher[@]}" ${CA_CMAKE_ARGS:-} >/dev/null
+  -DCA_BUILD_BENCH=OFF -DCA_PCH=OFF "${launcher[@]}" ${CA_CMAKE_ARGS:-} >/dev/null
 log "building ${targets[*]} with $CA_JOBS jobs"
 cmake --build "$build" -j "$CA_JOBS" --target make_seeds "${targets[@]/#/fuzz_}"
 

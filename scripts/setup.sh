@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs everything ca-replay needs on a fresh Debian 12 machine (as root), then configures
-# and builds. Safe to run again: each step checks before it installs.
+# Installs everything ca-replay needs on a fresh Debian 12 machine (as root): Debian's packages,
+# the virtual environment of torch CA_TORCH and the exporter. Safe to run again: each step checks
+# before it installs. It builds nothing: scripts/build.sh does.
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 start=$(date +%s)
@@ -38,27 +39,12 @@ if ! "$CA_VENV/bin/python" -c "import flatbuffers, xxhash" 2>/dev/null; then
   log "installing flatbuffers and xxhash into $CA_VENV"
   "$CA_VENV/bin/pip" install -q "flatbuffers==24.3.25" "xxhash==3.5.0" 2>&1 | grep -v "is ignored" || true
 fi
-if ! "$CA_VENV/bin/python" -c "import ca_export, sys; sys.exit(not ca_export.__file__.startswith('$CA_ROOT/'))" 2>/dev/null; then
-  log "installing ca_export (editable) from $CA_ROOT/python"
+# Reinstalled when it is another checkout's or its recorded version is not CMake's.
+version=$(sed -nE 's/^project\(ca_replay VERSION ([0-9.]+).*/\1/p' "$CA_ROOT/CMakeLists.txt")
+if ! "$CA_VENV/bin/python" -c "import ca_export, sys; sys.exit(not ca_export.__file__.startswith('$CA_ROOT/') or ca_export.__version__ != '$version')" 2>/dev/null; then
+  log "installing ca_export $version (editable) from $CA_ROOT/python"
   "$CA_VENV/bin/pip" install -q --no-build-isolation --no-deps -e "$CA_ROOT/python" 2>&1 | grep -v "is ignored" || true
 fi
 log "torch $("$CA_VENV/bin/python" -c 'import torch; print(torch.__version__)') in $CA_VENV"
 
-torch_cmake=$("$CA_VENV/bin/python" -c 'import torch.utils; print(torch.utils.cmake_prefix_path)')
-# A CUDA build of torch (2.14.1 from PyPI is one) needs the CUDA toolkit's nvcc to configure and
-# the nvrtc library its wheel ships; the CUDA sources (runtime/src/cuda/) then build too.
-cuda_args=()
-if "$CA_VENV/bin/python" -c "import sys, torch; sys.exit(torch.version.cuda is None)"; then
-  cuda_root="${CUDA_HOME:-/usr/local/cuda}"
-  [[ -x "$cuda_root/bin/nvcc" ]] || { log "torch $CA_TORCH is a CUDA build: needs nvcc in $cuda_root (set CUDA_HOME)"; exit 1; }
-  nvrtc=$("$CA_VENV/bin/python" "$CA_ROOT/scripts/find_nvrtc.py")
-  cuda_args=(-DCUDA_TOOLKIT_ROOT_DIR="$cuda_root" -DCUDA_nvrtc_LIBRARY="$nvrtc")
-  log "CUDA build of torch: toolkit $cuda_root, nvrtc $nvrtc"
-fi
-log "configuring $CA_BUILD"
-cmake -S "$CA_ROOT" -B "$CA_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_PREFIX_PATH="$torch_cmake" -DPython3_EXECUTABLE="$CA_VENV/bin/python" \
-  -DCA_TEST_PYTHON="$CA_VENV/bin/python" -DCA_WERROR=ON "${cuda_args[@]}" ${CA_CMAKE_ARGS:-} >/dev/null
-log "building with $CA_JOBS jobs"
-cmake --build "$CA_BUILD" -j "$CA_JOBS"
 log "set-up done in $(( $(date +%s) - start )) s"

@@ -1,7 +1,7 @@
 // The hand-written autograd nodes that bind a functional form under their own name.
+#include <ATen/ATen.h>
 #include <torch/csrc/autograd/functions/accumulate_grad.h>
 #include <torch/csrc/autograd/functions/tensor.h>
-#include <torch/torch.h>
 
 #include "registry/harvest.h"
 
@@ -14,8 +14,8 @@ NodeSample make_copy_backwards() {
 
 // AccumulateGrad only binds when its variable requires grad and the incoming grad is defined.
 NodeSample make_accumulate_grad() {
-  auto variable = torch::zeros({1}, torch::requires_grad());
-  return {compat::make_node<torch::autograd::AccumulateGrad>(variable), {torch::ones({1})}};
+  at::Tensor variable = at::zeros({1}).set_requires_grad(true);
+  return {compat::make_node<torch::autograd::AccumulateGrad>(variable), {at::ones({1})}};
 }
 
 }  // namespace

@@ -1,0 +1,1 @@
+// The translation unit of a PCH-carrying object library (cmake/pch.cmake); it holds nothing.
