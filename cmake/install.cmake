@@ -16,6 +16,8 @@ foreach(dir ir serializer runtime)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/include/ca
           DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h")
 endforeach()
+install(FILES ${PROJECT_BINARY_DIR}/ir/include/ca/version.h
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ca)
 
 install(EXPORT ca_runtimeTargets NAMESPACE ca:: DESTINATION ${CA_CMAKE_DIR})
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/ca_runtimeConfig.cmake.in

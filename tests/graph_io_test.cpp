@@ -12,6 +12,9 @@
 #include "ca/error.h"
 #include "ca/graph_dump.h"
 #include "ca/graph_validate.h"
+#include "ca/version.h"
+#include "ca_graph_generated.h"
+#include "checksum_seal.h"
 #include "sample_graphs.h"
 #include "test_util.h"
 
@@ -106,6 +109,22 @@ TEST(GraphIo, SaveToUnwritablePathNamesIt) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
   }
+}
+
+// Every file records the ca-replay version that wrote it, whatever the graph in memory says; a
+// file from before versions were recorded reads as an empty writer_version.
+TEST(GraphIo, FilesRecordTheirWritersVersion) {
+  Graph g = test::sample_graph();
+  g.writer_version = "9.9.9";  // provenance of a graph read elsewhere: not what is written
+  const Graph back = round_trip(g);
+  EXPECT_EQ(back.writer_version, kVersion);
+  EXPECT_EQ(back, g);  // provenance is not content
+
+  flatbuffers::FlatBufferBuilder fbb;
+  const auto root = fb::CreateGraph(fbb, kFormatVersion, fbb.CreateString(g.torch_version));
+  fb::FinishGraphBuffer(fbb, root);
+  const std::vector<uint8_t> old = test::sealed(fbb.GetBufferPointer(), fbb.GetSize());
+  EXPECT_EQ(graph_from_bytes(old.data(), old.size()).writer_version, "");
 }
 
 }  // namespace

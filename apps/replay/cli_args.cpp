@@ -7,6 +7,8 @@
 #include <string>
 
 #include "ca/error.h"
+#include "ca/graph.h"
+#include "ca/version.h"
 
 namespace ca::cli {
 namespace {
@@ -113,9 +115,17 @@ Options:
   --cuda-graph        replay the whole backward as one CUDA graph (needs --device cuda[:N])
   --verbose           print the device placement after loading
   --help              this text
+  --version           print ca-replay's version, the torch it was built with and the graph
+                      format it reads and writes
 
 Exit status: 0 on success, 1 on a --check mismatch, 2 on any error (message on stderr).
 )";
+}
+
+std::string version_text() {
+  return std::string("replay (ca-replay) ") + kVersion + "\ntorch " + runtime_torch_version() +
+         " (built against)\ngraph format " + std::to_string(kFormatVersion) +
+         " (reads and writes)\n";
 }
 
 Options parse_args(int argc, char** argv) {
@@ -146,6 +156,7 @@ Options parse_args(int argc, char** argv) {
       {"--allow-version-mismatch", &o.allow_version_mismatch},
       {"--help", &o.help},
       {"-h", &o.help},
+      {"--version", &o.version},
       {"--cuda-graph", &o.cuda_graph},
       {"--verbose", &o.verbose},
   };

@@ -30,6 +30,7 @@ struct Options {
   bool cuda_graph = false;              // --cuda-graph
   bool verbose = false;                 // --verbose
   bool help = false;                    // --help
+  bool version = false;                 // --version
 
   /// --max-graph-mb N: larger graph files are refused before they are read.
   size_t max_graph_mb = kMaxGraphBytes >> 20;
@@ -50,5 +51,9 @@ Options parse_args(int argc, char** argv);
 
 /// The text `replay --help` prints.
 std::string usage();
+
+/// The text `replay --version` prints: ca-replay's version, the torch this build was compiled
+/// against, and the graph format version it reads and writes.
+std::string version_text();
 
 }  // namespace ca::cli

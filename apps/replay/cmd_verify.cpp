@@ -50,7 +50,9 @@ std::string summary(const std::string& path, const Executor& ex) {
          std::to_string(g.inputs.size()) + " inputs, " + std::to_string(ops.size()) +
          " ops used (" + list + "), format " + std::to_string(g.format_version) +
          ", captured with torch " + (g.torch_version.empty() ? "?" : g.torch_version) +
-         " (runtime " + runtime_torch_version() + "), op schemas: " + schemas(ex.stats()) +
+         " (runtime " + runtime_torch_version() + "), written by ca-replay " +
+         (g.writer_version.empty() ? "? (a file from before 0.2.0)" : g.writer_version) +
+         ", op schemas: " + schemas(ex.stats()) +
          ", plan: " + std::to_string(ex.stats().plan_steps) + " steps, " +
          std::to_string(ex.stats().validates_elided) + " validate_outputs elided";
 }

@@ -14,13 +14,16 @@ int main(int argc, char** argv) {
       std::fputs(usage().c_str(), o.help ? stdout : stderr);
       return o.help ? 0 : 2;
     }
+    if (o.version) {
+      std::fputs(version_text().c_str(), stdout);
+      return 0;
+    }
     if (o.list_ops) return cmd_list_ops(o);
-#ifdef CA_HAVE_SERIALIZER
     if (!o.verify.empty()) return cmd_verify(o);
     if (!o.dump.empty()) return cmd_dump(o);
     if (!o.graph.empty()) return cmd_replay(o);
-#endif
-    throw ca::Error("nothing to do: give --graph, --verify, --dump or --list-ops");
+    throw ca::Error(
+        "nothing to do: give --graph, --verify, --dump, --list-ops or --version (see --help)");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "replay: error: %s\n", e.what());
     return 2;

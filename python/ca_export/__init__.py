@@ -7,6 +7,10 @@
 
 See `python -m ca_export --help`. Names load on first use, so that `--help` needs no torch."""
 import importlib
+import importlib.metadata
+
+# ca-replay's version (CMake's project(VERSION), which python/setup.py reads at install time).
+__version__ = importlib.metadata.version("ca-export")
 
 _HOMES = {"capture": "exporter", "Capture": "exporter", "ExportedGraph": "exporter",
           "graph_bytes": "fb_write", "save_graph": "fb_write",

@@ -11,7 +11,7 @@ import tempfile
 import flatbuffers
 import xxhash
 
-from . import ir
+from . import __version__, ir
 
 try:
     from ._generated.ca.fb import Arg as fb_arg
@@ -152,6 +152,7 @@ class _Writer:
         schemas = self.vector(fb_graph.GraphStartOpSchemasVector,
                               [self.op_schema(o) for o in g.op_schemas])
         version = b.CreateString(g.torch_version)
+        writer_version = b.CreateString(__version__)
         fb_graph.GraphStart(b)
         fb_graph.GraphAddFormatVersion(b, g.format_version)
         fb_graph.GraphAddTorchVersion(b, version)
@@ -160,6 +161,7 @@ class _Writer:
         fb_graph.GraphAddNodes(b, nodes)
         fb_graph.GraphAddOutputs(b, outputs)
         fb_graph.GraphAddOpSchemas(b, schemas)
+        fb_graph.GraphAddWriterVersion(b, writer_version)
         b.Finish(fb_graph.GraphEnd(b), file_identifier=FILE_IDENTIFIER)
         return bytes(b.Output())
 

@@ -214,6 +214,7 @@ Graph Reader::graph(const fb::Graph& g) {
   Graph out;
   out.format_version = g.format_version();
   out.torch_version = str(g.torch_version(), Path(nullptr, "torch_version"));
+  out.writer_version = str(g.writer_version(), Path(nullptr, "writer_version"));
   out.num_values = g.num_values();
   if (const auto* inputs = g.inputs()) {
     charge(size_t{4} * inputs->size(), Path(nullptr, "inputs"));

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "ca/graph_io.h"
+#include "ca/version.h"
 #include "ca_graph_generated.h"
 #include "fb_enums.h"
 #include "graph_checksum.h"
@@ -148,8 +149,9 @@ std::vector<uint8_t> Writer::write(const Graph& graph) {
   schemas.reserve(graph.op_schemas.size());
   for (const OpSchema& o : graph.op_schemas) schemas.push_back(op_schema(o));
   const auto schemas_vec = schemas.empty() ? 0 : fbb_.CreateVector(schemas);
+  const auto writer_version = fbb_.CreateString(kVersion);
   const auto root = fb::CreateGraph(fbb_, graph.format_version, torch_version, graph.num_values,
-                                    inputs_vec, nodes_vec, outputs, schemas_vec);
+                                    inputs_vec, nodes_vec, outputs, schemas_vec, writer_version);
   fb::FinishGraphBuffer(fbb_, root);
   const uint8_t* data = fbb_.GetBufferPointer();
   return std::vector<uint8_t>(data, data + fbb_.GetSize());

@@ -191,6 +191,10 @@ struct Graph {
   std::vector<ValueId> outputs;    ///< values returned by a replay
   /// One per functional op name the nodes use, sorted by name (capture fills it).
   std::vector<OpSchema> op_schemas;
+  /// The ca-replay version that wrote the file this graph was read from (empty: a file from
+  /// before versions were recorded). Provenance, not content: writers record their own version,
+  /// never this field, and two graphs that differ only here are equal.
+  std::string writer_version;
 
   bool operator==(const Graph& o) const {
     return format_version == o.format_version && torch_version == o.torch_version &&
