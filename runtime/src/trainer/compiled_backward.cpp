@@ -179,17 +179,19 @@ std::vector<at::Tensor> BackwardAccess::step(CompiledBackward& cb, const WalkFn&
     executor = &it->second->executor;
     inputs = walk->compiler.tensor_args.inputs;
   } else {
-    CaptureResult cap;
+    // Capture leaves the autograd graph as it found it whatever it throws, and the executor is
+    // made before anything is released: a graph refused at either point runs eagerly, untouched.
     try {
-      cap = capture_walk(*walk, /*release_variables=*/false);
-    } catch (const CaptureError& e) {
+      CaptureResult cap = capture_walk(*walk, /*release_variables=*/false);
+      std::string reason = s.miss_reason(key);
+      executor = &s.insert(hash, std::move(key), std::move(cap.graph));
+      inputs = std::move(cap.inputs);
+      ++s.stats.misses;
+      s.stats.last_miss_reason = std::move(reason);
+    } catch (const ca::Error& e) {
       if (s.options.strict) throw;
       return fall_back(e.what());
     }
-    ++s.stats.misses;
-    s.stats.last_miss_reason = s.miss_reason(key);
-    executor = &s.insert(hash, std::move(key), std::move(cap.graph));
-    inputs = std::move(cap.inputs);
   }
   // Without retain_graph the executor holds the only references to the saved tensors, so each is
   // freed at its last use, as eager backward frees them.
