@@ -114,7 +114,10 @@ std::vector<at::Tensor> CompiledBackward::backward(const std::vector<at::Tensor>
     torch::autograd::backward(roots, grads, options.retain_graph, options.create_graph);
     return std::vector<at::Tensor>{};
   };
-  auto walk = [&] { return detail::walk_from_root(detail::make_root(roots, grads), true); };
+  auto walk = [&] {
+    return detail::walk_from_root(detail::make_root(roots, grads), true, {},
+                                  detail::NodeOrder::kEager);
+  };
   return detail::BackwardAccess::step(*this, walk, options, eager);
 }
 
@@ -128,7 +131,8 @@ std::vector<at::Tensor> CompiledBackward::grad(const std::vector<at::Tensor>& ou
   };
   const detail::WalkTargets targets{output_edges(inputs), /*accumulate_grad=*/false};
   auto walk = [&] {
-    return detail::walk_from_root(detail::make_root(outputs, grad_outputs), true, targets);
+    return detail::walk_from_root(detail::make_root(outputs, grad_outputs), true, targets,
+                                  detail::NodeOrder::kEager);
   };
   std::vector<at::Tensor> result = detail::BackwardAccess::step(*this, walk, options, eager);
   result.resize(inputs.size());  // a pruned grad() writes no .grad, but say so in code
