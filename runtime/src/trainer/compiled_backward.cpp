@@ -89,6 +89,7 @@ struct CompiledBackward::Impl {
       index.erase(lru.back().hash);
       lru.pop_back();
     }
+    stats.cached_graphs = lru.size();
     return lru.front().executor;
   }
 };
@@ -105,6 +106,7 @@ const CompiledBackwardStats& CompiledBackward::stats() const { return impl_->sta
 void CompiledBackward::clear() {
   impl_->index.clear();
   impl_->lru.clear();
+  impl_->stats.cached_graphs = 0;
 }
 
 std::vector<at::Tensor> CompiledBackward::backward(const std::vector<at::Tensor>& roots,
