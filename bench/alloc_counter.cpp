@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A counting global operator new for the benchmark binary only. Counters are thread-local
 // plain integers, so counting never allocates and threads do not contend.
 #include "alloc_counter.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Counts heap allocations (global operator new) per thread, and attributes each to the runtime
 // or to an op through a RunObserver that marks when the thread is inside torch.

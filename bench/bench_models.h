@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // The benchmarked models: each builds fresh parameters and returns one forward's loss.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // gen_graph --nodes N [--kind accumulate|functional] --out FILE: writes a synthetic graph file
 // (see graph_gen.h) for the loader memory and --verify measurements.
 #include <cstdio>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Synthetic graphs for the loader benchmarks: long chains of trivial nodes, built with the IR
 // alone (no torch, no capture), valid under ca::validate_graph.

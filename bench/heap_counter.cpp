@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Replaces the global operator new/delete with malloc/free plus a live/peak byte count. Libraries
 // loaded with the executable (libca_serializer, libtorch) resolve to these through the dynamic
 // linker, so their allocations are counted too. Only linked into measurement tools.

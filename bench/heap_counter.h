@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Counts heap bytes of every global operator new/delete in the process (the executable that
 // links heap_counter.cpp replaces them), so a tool can report the peak a call reaches.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Load and prepare time: bytes -> ca::Graph (graph_from_bytes) and bytes -> ready ca::Executor,
 // on a graph captured from a deep MLP (Linear + Tanh layers, about 1,000 nodes: functional ops,
 // validate_outputs, accumulate and accumulate_grad nodes), and on a synthetic chain of trivial

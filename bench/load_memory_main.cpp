@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // load_memory FILE: loads a graph file with a counting operator new and reports the file size,
 // the heap peak during the load (file buffer included, as `replay --verify` pays it), the heap
 // the loaded ca::Graph keeps, their ratios to the file size, and the load time.

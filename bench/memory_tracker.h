@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Counts CPU tensor memory: a c10 allocator that wraps the default one and tracks live and
 // peak bytes, so that eager backward and replay are measured by the same rule.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Replay vs eager backward, per model, in one run. Each iteration times both on the same
 // captured graph; the reported time is replay's, and the counters give eager's time, the
 // ratio replay/eager, each side's peak tensor memory during one backward, validate_outputs

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // soak_enable [--steps N] [--shape-every K] [--report-every R]: a long training loop under
 // ca::enable() whose batch size changes every K steps (cycling through more sizes than the cache
 // holds, so graphs are evicted and captured again). Prints resident memory every R steps, the

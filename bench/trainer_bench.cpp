@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Per-step cost of the trainer API: CompiledBackward::backward on a fresh forward's graph (walk,
 // key, bind, replay) against eager backward on the same kind of forward, and the walk + key part
 // alone as a fraction of eager backward. Forwards are not timed.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Install rules: public headers, the three libraries, the replay tool and a CMake package config
 # (ca_runtimeConfig.cmake + version file), so that a trainer can find_package(ca_runtime).
 include(GNUInstallDirs)

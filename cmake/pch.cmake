@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Precompiled libtorch headers. Most of a build's time is g++ reading libtorch's headers again for
 # each translation unit, but a PCH is not free either: g++ instantiates, in every TU that uses
 # it, each template still pending in the whole header set, used or not. So there are two, and

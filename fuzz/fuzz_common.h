@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Shared by the fuzz targets: what a target may throw, and the graph seal.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Fuzz target (a): graph bytes -> load -> Executor construction (decode, validate, bind, plan,
 // load-time meta inference). Every input must load or be refused with a ca::Error; anything
 // else (another exception, a crash, a sanitizer report) is a finding.

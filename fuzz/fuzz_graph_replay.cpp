@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Fuzz target (b): graph bytes -> load -> a full replay on a small fixed batch. The batch is made
 // from the graph's own declared inputs (fixed values, so a run is reproducible), because a
 // mutated graph declares other inputs than any file batch would hold. Every input must replay

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Fuzz target (c): .pt bytes -> tensors_from_bytes, then every element of every tensor is read
 // (a contiguous clone), so that a tensor whose geometry escapes its storage is caught by
 // AddressSanitizer.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Writes the fuzzers' seed corpora from graphs and batches the project itself produces: a few
 // captured backward graphs (every node kind capture emits) and a hand-built aten graph, as bare
 // FlatBuffer payloads (the graph targets seal their input), and each capture's batch as .pt.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The plain corpus replayer a fuzz target becomes without libFuzzer: runs the target on every
 // file named on the command line or found (recursively) in the folders named, in sorted order,
 // so that ctest replays the regression inputs and the seeds with any compiler.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The package's version is ca-replay's: CMake's project(VERSION) in ../CMakeLists.txt, the one
 place it is written (pyproject.toml declares it dynamic). Everything else lives in pyproject."""
 import pathlib

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Configures and builds one build folder (scripts/env.sh names it): torch CA_TORCH from its venv
 # (scripts/setup.sh makes it), flavor CA_FLAVOR, and the targets named, else all of them.
 #   scripts/build.sh [TARGET...]     e.g. scripts/build.sh replay capture_example

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The main job on the bundled example: capture an MLP's backward in C++, then replay it
 # Python-free and check it against eager autograd's gradients. Builds only what it runs (the
 # libraries, replay, capture_example); scripts/test.sh builds the rest.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Shared settings for the project's scripts; sourced, never run.
 # CA_TORCH picks the torch release (default 2.13.0, the pinned CPU build); CA_FLAVOR the build
 # (release, the default: Release; asan: our code under AddressSanitizer + UBSan). Each release

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Prints the nvrtc library that a CUDA build of torch from PyPI ships (nvidia/*/lib/libnvrtc.so.*)."""
 import glob
 import os

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Builds the libFuzzer targets with clang (ASan + UBSan + coverage on our code; libtorch is not
 # instrumented) into build-fuzz/ and runs each for a given time, seeded from graphs and batches
 # the project produces (make_seeds). Installs clang and libclang-rt-14-dev when missing.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The GPU check, one command on a lent GPU machine (no network), from a copy of the tree with
 # .gpu-deps/ carried (scripts/gpu-prep.sh fills it here):
 #   scripts/gpu-check.sh

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Fills .gpu-deps/ (ignored by git; carried to the lent GPU machine) with what that machine's
 # image lacks to build ca-replay: FlatBuffers (headers, library, CMake config, flatc, and the
 # flatc-generated schema header in case the carried flatc cannot run there), xxHash, and the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Installs everything ca-replay needs on a fresh Debian 12 machine (as root): Debian's packages,
 # the virtual environment of torch CA_TORCH and the exporter. Safe to run again: each step checks
 # before it installs. It builds nothing: scripts/build.sh does.

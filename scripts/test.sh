@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Runs every test: sets up and builds first (idempotent), then the size budget, ctest and pytest,
 # and ends with one summary line over all of them.
 # CI runs each suite of CA_SUITES (default "2.13.0:asan 2.14.1:release"): the pinned CPU build

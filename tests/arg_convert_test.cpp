@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // IValues that upstream's packers produce survive IValue -> Arg -> IValue with their exact
 // types (a bool list stays List[bool], an empty int list stays List[int]).
 #include "arg_convert.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A capture that fails, wherever it fails, hands the autograd graph back as it found it: every
 // saved value it swapped for a meta proxy is back, so eager backward then gives eager's grads.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Capture: what it records (op schemas, custom functions) and what it refuses, naming the node.
 #include "ca/capture.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // An independent implementation of the graph file's integrity trailer, for tests that build or
 // mutate raw graph bytes on purpose and still want them to reach the verifier or the decoder.

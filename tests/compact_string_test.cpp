@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // ca::CompactString against std::string as the reference, at and around the 15-byte inline limit.
 #include "ca/compact_string.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // CompiledBackward against eager backward: the same gradients step after step, a miss (never a
 // stale replay) whenever a constant the graph bakes in changes, eager fallback where capture
 // cannot go, and a bounded LRU cache.

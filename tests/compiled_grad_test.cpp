@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // CompiledBackward::grad() against torch::autograd::grad, retain_grad() on non-leaf tensors
 // against eager backward, and what the trainer API cannot replay (custom functions that mark
 // tensors dirty) or must not lock itself on (a backward called from inside a replayed node).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Replay on CUDA against eager CUDA backward: models built on the GPU (bitwise or <= 1e-5), the
 // parity table captured on CPU and retargeted to the GPU (against eager CPU, TF32 off), CPU
 // scalars that move and one that must stay, and CUDA-graph replay against plain replay over ten

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Device placement at load, on CPU: which CPU scalars move to CUDA and why the others stay
 // (upstream's move_graph_nodes_to_cuda rule), how recorded devices are retargeted, and what
 // keeps a graph from being one CUDA graph. Graphs are built by hand so that each rule is hit

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // ca::enable() is invisible: a program observes what eager backward gives it, whatever its
 // backward contains: the same grads, random stream, autograd graph afterwards and errors.
 #include <c10/util/Exception.h>

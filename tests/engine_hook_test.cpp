@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // ca::enable(): plain loss.backward() goes through the process-wide CompiledBackward and gives
 // eager's gradients; what it cannot replay runs eagerly; disable() restores the eager engine.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Graphs exported with dynamic shapes (ca_export with dynamic=True): sizes are int graph inputs,
 // tensor dims recorded as kDynamicSize accept any size, and validate_outputs / copy_slices
 // metadata that holds symbolic sizes is rebuilt from the current sizes on each run.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The execution plan: concurrent runs on one Executor, validate_outputs elision, frames and
 // observers. References are eager autograd's gradients (torch::autograd::grad).
 #include <gtest/gtest.h>

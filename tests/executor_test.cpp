@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The executor refuses bad inputs with errors that name the problem, and names a failing node.
 // (Graphs refused at load are op_binding_test's.)
 #include "ca/executor.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Files the project writes (save_graph, save_tensors, so replay --out too) go through a unique
 // temporary file in the target's folder, fsync and rename: an existing file or symlink is never
 // reused or followed, and a failure leaves neither a temporary nor a changed target behind.

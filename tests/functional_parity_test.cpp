@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Each resolved functional form, fed the state of a real node packed with upstream's own
 // PackedArgs/IValuePacker, gives the gradients eager autograd gives.
 #include <gtest/gtest.h>

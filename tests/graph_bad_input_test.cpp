@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Hostile input: truncation, corruption, wrong file types, structural errors and the format
 // gate must all end in a ca::Error with a clear message, never a crash, hang or huge allocation.
 // The format layer decodes and validate_graph checks structure, as the executor's load runs

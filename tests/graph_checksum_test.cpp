@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The graph file's integrity trailer: written by graph_to_bytes, checked by graph_from_bytes
 // before anything else, so that any single corrupted byte is refused at load.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // 2,000 random single-byte corruptions of a real captured graph, each run through the full load
 // pipeline and a replay: the checksum must refuse every one at load, so that none replays, let
 // alone to wrong gradients. The reference is eager autograd on the same model.

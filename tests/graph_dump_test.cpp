@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // ca::dump_graph and ca::format_arg: the text forms used by `replay --dump` and error logs.
 #include "ca/graph_dump.h"
 

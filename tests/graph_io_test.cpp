@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Round trips IR -> bytes -> IR for every arg kind and node kind, through buffers and files.
 #include "ca/graph_io.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // ca::validate_graph: each structural rule of graph.h, one mutation of a valid graph at a time.
 #include "ca/graph_validate.h"
 

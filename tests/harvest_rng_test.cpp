@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Harvest (the registry's first use) leaves the default CPU generator as it found it: a program
 // that seeds once at start draws eager's numbers after its first backward. Each case runs in a
 // fresh process (a threadsafe death test re-executes the binary for this test alone), since the

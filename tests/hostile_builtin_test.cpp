@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Hostile graphs for the builtin node kinds (accumulate_grad, validate_outputs, copy_slices),
 // built by editing a real capture's IR: refused at load, or a clean ExecutionError at run time,
 // never a silently converted .grad or torch's internal assert text. Eager autograd is the

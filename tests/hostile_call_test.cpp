@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Functional ops whose backward code trusts a grad's rank, a saved list's length or the values of
 // a saved tensor (issue 9's "per-op length rules", second round): each case captures a real
 // forward, checks that the honest graph replays like eager autograd, then changes one saved

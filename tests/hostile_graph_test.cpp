@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Hostile graphs built on purpose with the IR and written with graph_to_bytes, one class of issue
 // 9 at a time: each must be refused at load (FormatError naming node, arg and expectation) or fail
 // with a clean ExecutionError at run time, never crash, read outside a tensor or replay wrong.

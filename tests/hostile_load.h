@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // The hostile-graph suites' way in: a graph goes through bytes, as a file would, then the
 // executor's whole load pipeline.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Loader memory (issue 7/9): loading a graph may hold at most 4x the file's bytes on the heap,
 // its own buffer included. Measured with the bench's counting operator new, which this test
 // binary links, on synthetic chains of 100,000 nodes.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The load pipeline's op-binding step, one check at a time: each graph here is structurally
 // valid (validate_graph accepts it) but semantically wrong, and goes through bytes -> decode ->
 // Executor exactly as `replay` and `replay --verify` load it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The registry reaches every built-in node's functional form, and says clearly when it cannot.
 #include "ca/op_registry.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Builds .pt archives byte by byte, as a buggy or hostile writer could: pickle opcodes written by
 // hand (protocol 2, as torch.save writes them) and a zip laid out by caffe2's PyTorchStreamWriter.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Hand-built graphs for the serializer and IR tests: a valid graph that uses every node kind
 // and every arg kind, plus small builders.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Hostile .pt archives, crafted at the byte level: storages checked against their data records,
 // tensor geometry against its storage, and the pickle bounded before torch unpickles it.
 #include <ATen/ATen.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // .pt tensor lists: C++ <-> Python torch.save/torch.load interop, and clear errors.
 #include "ca/tensor_io.h"
 

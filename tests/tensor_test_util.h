@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Tensor helpers shared by the C++ tests that replay captured graphs.
 

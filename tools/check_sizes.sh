@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Prints the largest source files and fails when one passes the size budget (DESIGN.md, style 11).
 #   tools/check_sizes.sh [MAX_LINES]   (default 400)
 set -euo pipefail

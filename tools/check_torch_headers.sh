@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Compiles (syntax only) every source that touches torch internals against another torch's
 # installed headers, e.g. a wheel unpacked outside the repo:
 #   pip download torch==2.11.0 --no-deps -d /tmp/w && unzip -q /tmp/w/torch-*.whl 'torch/include/*' -d /tmp/t211

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Writes the C++ table of every generated autograd node type of the installed torch.
 
 Reads torch/csrc/autograd/generated/Functions.h (the installed header, so the list always matches

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Writes the per-op length rules of the installed torch's generated autograd functions.
 
 The functional forms index `grads` and some saved size lists without checking their length

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // capture_example: the bundled example. Builds an MLP in libtorch, runs a training step's
 // forward, captures its backward in pure C++, and writes what `replay` needs:
 //   bwd.fb       the captured graph

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Command-line parsing for `replay`: every flag it knows, with its help text.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // replay --dump FILE: print a loaded graph, one line per input and node, then (on stderr) what
 // the executor's load would make of it: how many validate_outputs nodes it elides.
 #include <cstdio>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // replay --list-ops [--json]: the op registry as text, or as the schema table that front ends
 // outside this process (the Python exporter) type packed args with.
 #include <cstdio>

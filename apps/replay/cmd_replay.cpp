@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // replay --graph: load, replay, then optionally save, check, benchmark and profile.
 #include <ATen/ATen.h>
 #include <torch/cuda.h>

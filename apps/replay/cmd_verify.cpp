@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // replay --verify FILE: run the whole load pipeline (decode, structure, op binding, schema
 // compatibility, plan) -- the very code a replay runs -- and print a one-line summary.
 #include <ATen/Context.h>

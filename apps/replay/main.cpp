@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // replay: load, verify, replay, compare, benchmark and print captured backward graphs.
 #include <cstdio>
 #include <exception>

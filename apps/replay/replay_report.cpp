@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "replay_report.h"
 
 #include <ATen/ATen.h>

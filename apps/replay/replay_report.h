@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // What `replay` measures and prints: comparisons with expected gradients, timing statistics,
 // per-op profiles, and the JSON summary.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // train_example: trains a TorchScript CNN (BatchNorm, a branch taken on some steps, a smaller
 // last batch per epoch, a custom C++ autograd function in the loss) with ca-replay as its
 // backward engine, and checks the result against eager backward.

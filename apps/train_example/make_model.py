@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Writes the TorchScript model that apps/train_example trains: a small CNN with BatchNorm.
 
 Usage: python make_model.py OUT.pt

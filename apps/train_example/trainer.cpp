@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "trainer.h"
 
 #include <torch/csrc/jit/runtime/graph_executor.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // The training loop of train_example: SGD with momentum on a TorchScript model and synthetic
 // data, its backward run eagerly, through a CompiledBackward, or through ca::enable().

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Times one backward three ways on the GPU, each after warm-up, synchronised, median of N:
 // eager backward (on a fresh forward each time, the forward not timed), replay of the captured
 // graph, and its CUDA-graph replay. Models: the deep narrow MLP (32 x Linear(32, 32) + tanh,

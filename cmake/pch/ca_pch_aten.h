@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Precompiled for targets whose sources include ATen and autograd internals but not the C++
 // frontend (the libraries, most tools): see cmake/pch.cmake.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Precompiled for targets with a source that includes the C++ frontend (torch/torch.h: tests,
 // examples): see cmake/pch.cmake.
 #pragma once

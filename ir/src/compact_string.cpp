@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "ca/compact_string.h"
 
 #include <cstring>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Text forms of a graph and its args, for `replay --dump`, logs and test failures.
 #include "ca/graph_dump.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The semantic pass over a graph: every rule graph.h states, checked before anything runs it.
 #include "ca/graph_validate.h"
 

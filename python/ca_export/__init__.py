@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """ca_export: export torch's compiled-autograd backward graphs for ca-replay's Python-free runtime.
 
     import ca_export

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """`python -m ca_export` / `ca-export`: run a training script with every backward exported."""
 from __future__ import annotations
 

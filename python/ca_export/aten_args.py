@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """aten nodes (from regions whose forward was torch.compile'd): an OpOverload call in the FX graph
 becomes the full boxed stack the dispatcher expects, typed by the op's own schema."""
 from __future__ import annotations

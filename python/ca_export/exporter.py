@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """ca_export.capture(dir): torch's compiled autograd with our compiler function. Each new
 backward graph is converted (fx_convert) and written as a graph file with the step's inputs and
 the gradients torch's own graph produced; later backwards through the same graph write only

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """ir.Graph -> graph file bytes: the FlatBuffer of schema/ca_graph.fbs, built with the Python code
 flatc generates from that schema (scripts/setup.sh writes it to ca_export/_generated), followed by
 the checksum trailer the loaders check first (serializer/src/graph_checksum.h): "CAX1", four zero

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """torch's compiled-autograd FX graph -> ir.Graph, node by node, while the graph runs on the real
 inputs (an fx.Interpreter): the real values tell apart defined and undefined results and map the
 outputs of torch.compile'd regions' prologues.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The packed-args schema of every op, from the C++ registry, read out of process.
 
 Each autograd node type binds its functional form once per process, and the first binder owns it:

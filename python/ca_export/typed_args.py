@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Python packed values -> typed ir.Args. Compiled autograd hands packed args over untyped
 (ScalarType and Layout as plain ints, empty lists without an element type); the op's schema from
 the C++ registry says what each one is, exactly as the C++ packer would have produced it."""

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "arg_convert.h"
 
 #include <ATen/core/Dict.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Conversions between c10 IValues/types and the IR's Arg/ArgType. Capture turns packed IValues
 // into Args (tensors become value references); the executor turns Args back into IValues once,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // CA_CHECK: the runtime's internal-invariant check. Never used for user input, which gets a
 // ca::Error naming the problem.

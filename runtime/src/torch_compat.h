@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // The torch-internal API differences between the releases we build against (2.11 to 2.14), in
 // one place so that no other file tests a torch version. Checked against each release's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Compile-time proof that the FlatBuffers enums mirror the IR enums value for value, so that
 // the writer and reader can cast between them (the reader range-checks first).

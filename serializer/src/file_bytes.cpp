@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "file_bytes.h"
 
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Whole-file reads and writes shared by the graph and tensor loaders.
 

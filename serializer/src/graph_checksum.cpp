@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Graph integrity trailer: "CAX1", 4 zero bytes, XXH3-64 of the payload (little-endian).
 #include "graph_checksum.h"
 

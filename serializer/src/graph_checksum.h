@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // The integrity trailer every graph buffer ends with, so that corruption is refused before any
 // byte of the FlatBuffer is interpreted.

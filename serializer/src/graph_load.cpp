@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Bytes/file -> ca::Graph: envelope, checksum, verifier, decoding, format-version gate. Structure
 // (validate_graph), op binding and torch compatibility are the executor's load steps, run once.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "graph_reader.h"
 
 #include <c10/core/DeviceType.h>

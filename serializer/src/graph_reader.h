@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Verified FlatBuffers graph -> ca::Graph, with every enum range-checked.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // ca::Graph -> FlatBuffers bytes (schema/ca_graph.fbs), sealed with the checksum trailer.
 #include <cmath>
 #include <vector>

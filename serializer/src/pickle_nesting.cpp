@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Bounds a .pt pickle before torch's Unpickler runs: a simulation of its stack in which each
 // value only records how deeply it nests containers.
 #include "pickle_nesting.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // A pre-pass over a .pt archive's pickle that bounds what torch's Unpickler would build: its
 // nesting (an IValue nested 200,000 deep overflows the stack when it is destroyed, which no

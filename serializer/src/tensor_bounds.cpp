@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Bounds of tensors loaded from .pt archives: storage vs record, geometry vs storage.
 #include "tensor_bounds.h"
 

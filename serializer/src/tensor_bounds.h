@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Checks a tensor loaded from a .pt archive against the bytes its storage really has: torch's
 // unpickler takes a storage's size from the pickle and a tensor's geometry from the pickle, and

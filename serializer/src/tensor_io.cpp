@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // .pt tensor lists: the zip format of torch.save, through libtorch's pickler.
 #include "ca/tensor_io.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // twin_capture: C++ capture of the models tests/python/test_export_twins.py exports from Python,
 // built the same way in libtorch, so that the two graphs can be compared op by op.
 //   twin_capture MODEL OUT.fb      MODEL: linear | mlp | conv | layer_norm | log_softmax

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Captures a small backward, writes and reads it back as a file, replays it, and compares with
 // eager autograd: exit 0 only when every gradient matches.
 #include <ca/capture.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # ctest entry: install the build into a temporary prefix, then configure, build and run the
 # consumer project against that prefix alone (plus libtorch).
 set -euo pipefail

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "parity/parity_cases.h"
 
 namespace ca::testing {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "ca/custom_function.h"
 #include "parity/parity_cases.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Table-driven parity: capture a libtorch backward in C++, replay it Python-free, and compare
 // with eager autograd's gradients for the same leaves.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Replay-vs-eager parity over the case table, in memory and through bytes and files.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Shared fixtures: where the build is, and a captured example graph in a temp folder."""
 import ctypes
 import ctypes.util

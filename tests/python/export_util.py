@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Helpers of the exporter tests: export a model's backward with ca_export, replay it with the
 `replay` binary in a subprocess, and compare with expected.pt and with eager autograd."""
 import dataclasses

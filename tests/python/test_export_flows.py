@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """ca_export beyond one step: dynamic batch sizes through one graph, a 3-step SGD training loop
 replayed step by step, an existing .grad, static sizes, refusals, the CLI and the schema table."""
 import json

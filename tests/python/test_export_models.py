@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """ca_export round trips: each model's backward exported from torch's compiled autograd, replayed
 by the `replay` binary, compared with expected.pt (what torch's graph produced) and with eager
 autograd. Tolerance 1e-6 relative for float32 (1e-12 for float64): replay runs the ops eager runs,

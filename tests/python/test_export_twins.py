@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The same five models captured in C++ (tests/export_twin/twin_capture.cpp) and exported from
 Python give graphs with the same sequence of functional ops and the same graph inputs (names,
 order, dtype, shape)."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The replay CLI end to end, with Python torch reading and writing the .pt files."""
 import json
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """One version number: CMake's project(VERSION) is its only source, and every place that shows a
 version derives it from there (issue 21): `replay --version`, the installed CMake package's
 version file, ca_export.__version__ and its package metadata, and the version every graph file

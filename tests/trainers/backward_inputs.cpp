@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // backward(inputs=...): alternate phases train only the encoder or only the decoder; the other's
 // .grad must stay as it was (here: undefined after zero_grad(set_to_none)).
 #include "trainers/programs.h"

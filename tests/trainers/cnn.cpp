@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A small CNN on random 8x8 images: conv, batch norm, max pool, flatten, linear; SGD with
 // momentum and weight decay, and a learning-rate schedule.
 #include "trainers/programs.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A custom autograd function as users write one (never registered with ca-replay):
 // save_for_backward, a flag in saved_data, an optional bias whose grad is undefined when absent.
 // The main loss runs through built-in nodes; every third step adds an auxiliary loss through the

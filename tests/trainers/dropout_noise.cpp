@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Seeded once at start; every step after the first backward draws: dropout masks, a shuffled
 // order of the data (randperm), noise added to the inputs, an in-place normal_() augmentation.
 #include "trainers/programs.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A GAN on 2-D points: two models, two Adam optimizers, the generator's samples detach()ed for
 // the discriminator's step, two backwards per step and fresh noise drawn every step.
 #include "trainers/programs.h"

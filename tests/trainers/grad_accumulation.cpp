@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Gradient accumulation: four micro-batches backwarded one by one into the same .grad, the loss
 // scaled by 1/4, clip_grad_norm_, then one optimizer step.
 #include "trainers/programs.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A WGAN-GP style critic: the gradient of the critic at interpolated points, taken with
 // grad(create_graph=true), enters the loss, and backward() runs through that double-backward
 // graph. Every few steps the critic also takes a plain (penalty-free) step.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // retain_grad() on an activation every step (its .grad is printed), a tensor hook that scales an
 // activation's gradient on some steps, and a hook that records the gradient norm on others.
 #include "trainers/programs.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // torch::data: a TensorDataset of 50 examples, a shuffling RandomSampler (it draws from the
 // default generator every epoch) and batches of 16, so each epoch ends with a batch of 2.
 #include "trainers/programs.h"

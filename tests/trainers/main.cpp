@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // trainer_corpus --program NAME --mode eager|enable: runs one program of the corpus. In enable
 // mode the program runs under one `ca::EnableGuard` (the line a user adds), and ca's counters go
 // to stderr at the end as `ca: hits=H misses=M fallbacks=F`, so stdout stays byte-comparable

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Mixed float64/float32: a float64 feature layer feeding a float32 head (casts both ways in the
 // graph), the loss computed in float64.
 #include "trainers/programs.h"

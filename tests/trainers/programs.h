@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // The trainer corpus: small, complete libtorch training programs written the way users write
 // them (torch::nn modules, torch::optim, torch::data or manual batching), not around ca-replay.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # One corpus program, run as two processes: plain eager, then with ca::EnableGuard. Their stdout
 # must be byte-for-byte equal, and the enabled run's counters (its stderr line
 # `ca: hits=H misses=M fallbacks=F`) must show that most of its backwards replayed: at least

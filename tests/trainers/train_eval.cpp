@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A model with BatchNorm and Dropout trained in train() mode, with an evaluation pass in eval()
 // under NoGradGuard after every epoch (running statistics frozen, no graph built).
 #include "trainers/programs.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Two heads on a shared trunk, each loss backwarded on its own into the shared parameters: the
 // first keeps the graph (retain_graph) for the second, and on odd steps the second head's loss
 // is backwarded twice through the same retained graph.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A user's mistake that eager reports: a second backward through a graph already freed (no
 // retain_graph). The program catches torch's error, prints its first line and carries on; a
 // non-differentiable output's backward is caught the same way.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// @file
 /// ca::CompactString: an immutable-by-assignment string in 16 bytes instead of std::string's 32,

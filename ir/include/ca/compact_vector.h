@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// @file
 /// ca::CompactVector: the std::vector subset the IR uses, in 16 bytes instead of 24, with room

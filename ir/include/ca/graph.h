@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// @file
 /// The ca-replay IR: a captured backward graph as plain C++ data. Knows nothing of FlatBuffers;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// @file
 /// A ca::Graph as readable text, for `replay --dump`, logs and test failures.

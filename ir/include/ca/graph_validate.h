@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// @file
 /// Structural validation of a ca::Graph: the one owner of the graph's shape rules.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// @file
 /// Capture: turn a libtorch autograd graph into a ca::Graph, in pure C++, the way upstream

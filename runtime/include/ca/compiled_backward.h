@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// @file
 /// The trainer API: ca-replay as the backward engine of a C++ training loop. The first backward

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// @file
 /// Registering custom C++ autograd functions (`torch::autograd::Function<T>`) so that graphs

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// @file
 /// Where a graph's inputs live when it replays on a given device: a pure function of the graph,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// @file
 /// The executor: runs a ca::Graph on libtorch, Python-free. Load builds an immutable plan; each

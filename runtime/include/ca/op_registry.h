@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// @file
 /// The op registry, read-only: which autograd node types this runtime can replay, with the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "ca/capture.h"
 
 #include <torch/csrc/autograd/engine.h>

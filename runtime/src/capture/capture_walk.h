@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Capture from a walk already made: the trainer API walks each step's graph for its cache key and,
 // on a miss, captures from that same walk instead of walking again.

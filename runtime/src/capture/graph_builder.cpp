@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "capture/graph_builder.h"
 
 #include <ATen/ATen.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Builds a ca::Graph while capture runs: hands out meta-device proxies for values and maps
 // proxies met in node calls back to value ids.

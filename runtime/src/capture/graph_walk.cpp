@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "capture/graph_walk.h"
 
 #include <torch/csrc/autograd/functions/accumulate_grad.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Pass 1 over an autograd graph, shared by capture and the trainer API's per-step walk: upstream's
 // node order, every node's compiled_args (its saved tensors, sizes and lifted scalars collected

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "capture/recorder.h"
 
 #include "arg_convert.h"

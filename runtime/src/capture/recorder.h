@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // What capture does with a node's compiler calls: each becomes an IR node, with proxies mapped to
 // value ids, and each functional op's packed-args schema is recorded for the graph.

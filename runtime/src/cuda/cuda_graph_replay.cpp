@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Whole-backward CUDA-graph replay: static input buffers, warm-up on a side stream, one capture
 // of a plain run with at::cuda::CUDAGraph, then copy-in + replay per run.
 //

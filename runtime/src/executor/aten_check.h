@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // The rules for aten nodes, whose op and whole boxed stack come from the file.
 //  - Load: the op's schema decides. The stack must hold every argument (a boxed call gets no

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // The per-call check functions (call_check_shapes.cpp: grad ranks and shapes;
 // call_check_saved.cpp: saved tensors' values and sizes), listed by call_check_table.cpp. Each

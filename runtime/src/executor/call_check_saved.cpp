@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Per-call checks over saved tensors' values and sizes: indices used as raw offsets, CTC
 // lengths and targets, norm statistics. Each comment names the unchecked read in torch.
 #include <ATen/ATen.h>

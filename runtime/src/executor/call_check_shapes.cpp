@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Per-call checks of grad ranks and shapes: the backwards that index by a grad's rank or by
 // another saved list's length. Each comment names the unchecked read in torch.
 #include <ATen/ATen.h>

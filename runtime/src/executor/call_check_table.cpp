@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The per-call checks, one per op (or family) whose backward code reads by a grad's rank or by
 // values inside a saved tensor without checking them first. Every condition holds for a graph
 // captured from a real forward.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Per-call checks of the functional ops whose code trusts what only a run knows: a grad's rank
 // (repeat_backward computes `grad.dim() - sizes.size()` as a size_t and indexes repeats by it)

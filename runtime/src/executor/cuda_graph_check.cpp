@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What keeps a graph from being captured as one CUDA graph; decided at load, without CUDA.
 #include <string>
 

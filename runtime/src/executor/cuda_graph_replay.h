@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // The seam between the executor and whole-backward CUDA-graph replay (ExecutorOptions::
 // cuda_graph). The implementation lives in src/cuda/ and builds only when libtorch has CUDA;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // CUDA-graph replay in a build whose libtorch has no CUDA (or with CA_ENABLE_CUDA=OFF).
 #include "ca/error.h"
 #include "executor/cuda_graph_replay.h"

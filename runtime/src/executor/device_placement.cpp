@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Device placement at load: the graph's home device, the retargeting of its recorded devices,
 // and upstream's cpu-scalar movement rule (see ca/device_placement.h).
 #include "ca/device_placement.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Per-run state of one replay: value slots, each call step's filled args, scratch buffers.
 // Built once per frame from the plan and reused run after run, so the replay loop allocates

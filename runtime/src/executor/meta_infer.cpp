@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Meta inference: run each functional op once on meta tensors, memoized by op, input metadata
 // and constant args, so a network of repeated layers costs one call per distinct layer.
 #include "executor/meta_infer.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Load-time inference of every value's metadata (dtype, shape; strided, on the graph's device):
 // graph inputs give theirs, functional ops are run once on meta-device tensors, and the

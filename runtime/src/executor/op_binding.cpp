@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Op binding: resolve ops, turn packed Args into IValues once, check them against the schema.
 #include "executor/op_binding.h"
 

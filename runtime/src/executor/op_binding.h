@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Op binding: the load step that resolves every functional and aten op, converts packed Args to
 // IValues once and type-checks them against the op's schema. One BoundNode per graph node; the

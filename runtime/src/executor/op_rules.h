@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Per-op length rules of the generated functional forms, which index their grads and some saved
 // lists without checking: how many grads each op reads, and which packed lists must have which

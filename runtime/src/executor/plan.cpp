@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Builds the plan: bind ops, infer metadata to elide validate_outputs nodes proven no-ops,
 // precompute where each reference goes in the packed args, and compute last uses.
 #include "executor/plan.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // The execution plan: an immutable, per-graph form of the graph in which everything that does
 // not depend on the inputs' values was done at load (ops bound, reference paths computed,

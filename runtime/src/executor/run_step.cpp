@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // What each step does at replay, on a frame's buffers. Semantics follow upstream:
 // validate_outputs is torch::autograd::validate_outputs (skipped when the grads already
 // conform, see validate_check.h), accumulate_grad is AccumulateGrad::accumulateGrad, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "executor/schema_check.h"
 
 #include <c10/core/Layout.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Load-time type check of packed args against an op's schema, so that a corrupt or foreign
 // graph is refused with a clear message instead of reaching unchecked unpacking code.

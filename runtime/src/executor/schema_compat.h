@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Compatibility by schema, not by version string: a graph captured with another torch loads when
 // every functional op it uses has, in this runtime, the packed-args schema the graph recorded.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Whether a strided geometry stays inside a storage: the check that makes a view whose sizes,
 // strides or offset came from a file safe to read. Overflow-safe; negative strides allowed.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // When torch::autograd::validate_outputs leaves a gradient untouched. Upstream (engine.cpp,
 // validate_outputs_impl) skips absent metadata and undefined grads, then reduces a grad whose

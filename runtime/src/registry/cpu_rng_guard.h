@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Keeps the default CPU generator's state across a scope. Harvest drives default-constructed
 // nodes through their backward setup, and some of them draw random numbers (sample tensors,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The hand-written autograd nodes that bind a functional form under their own name.
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/functions/accumulate_grad.h>

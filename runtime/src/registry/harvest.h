@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Harvesting: obtain each built-in node's `<Op>_apply_functional_ivalue` (not exported from
 // libtorch) by driving a node through compiled_args + apply_with_saved under our own

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // The registry's entries as the runtime uses them: the functional form itself and its schema.
 

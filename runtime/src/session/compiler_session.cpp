@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "session/compiler_session.h"
 
 #include <type_traits>

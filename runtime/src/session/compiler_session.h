@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // One compiler session: the protocol harvest and capture share. Upstream's compiled autograd
 // drives each autograd node through `compiled_args` (collect its state) and `apply_with_saved`

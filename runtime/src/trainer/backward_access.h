@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // One backward step of a CompiledBackward, from whatever builds the walk: backward() walks from
 // root tensors, the engine hook of ca::enable() from the engine's own GraphRoot.

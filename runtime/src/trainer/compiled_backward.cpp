@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "ca/compiled_backward.h"
 
 #include <torch/csrc/autograd/autograd.h>

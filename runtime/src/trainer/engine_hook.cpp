@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // ca::enable(): every backward() of the process goes through one process-wide CompiledBackward,
 // through upstream's own seam for compiled autograd (Engine::set_compiled_autograd), which hands
 // over the engine's GraphRoot and GraphTask instead of running them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "trainer/step_key.h"
 
 #include <c10/util/Type.h>

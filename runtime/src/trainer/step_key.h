@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // The cache key of one backward step: everything a captured graph bakes in as a constant. Built
 // from the step's walk (upstream's per-node cache keys) plus what those keys leave to dynamo's

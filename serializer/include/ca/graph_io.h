@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// @file
 /// Graph files: ca::Graph to and from the FlatBuffers format of schema/ca_graph.fbs.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 /// @file
 /// Tensor-list files: the zip format of Python's `torch.save([t0, t1, ...], "x.pt")`, read
