@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "ca/error.h"
+#include "ca/escape.h"
 #include "ca/executor.h"
 #include "ca/graph_dump.h"
 #include "ca/graph_io.h"
@@ -12,8 +13,8 @@
 namespace ca::cli {
 
 int cmd_dump(const Options& o) {
-  Graph g = load_graph(o.dump, load_options(o));  // errors go to main: stderr, exit 2
-  std::fputs(dump_graph(g).c_str(), stdout);
+  Graph g = load_graph(o.dump, load_options(o));           // errors go to main: stderr, exit 2
+  std::fputs(escape_text(dump_graph(g)).c_str(), stdout);  // names come from the file
   try {
     ExecutorOptions options;
     options.allow_version_mismatch = o.allow_version_mismatch;

@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "ca/error.h"
+#include "ca/escape.h"
 #include "ca/executor.h"
 #include "ca/graph_io.h"
 #include "ca/tensor_io.h"
@@ -64,7 +65,7 @@ void print_profile(const Executor& ex, const std::vector<at::Tensor>& inputs) {
     if (t.seconds == 0.0) continue;  // elided
     std::fprintf(stderr, "  %10.3f ms %5.1f%% (op %10.3f ms) %5d x  %s\n", t.seconds * 1e3,
                  in_nodes > 0 ? 100.0 * t.seconds / in_nodes : 0.0, t.op_seconds * 1e3, t.calls,
-                 op.c_str());
+                 escape_text(op).c_str());
   }
 }
 
@@ -97,7 +98,7 @@ int cmd_replay(const Options& o) {
   }
   const double load_ms = ms_since(start);
   if (o.verbose && ex.placement() != nullptr) {
-    std::fprintf(stderr, "%s", placement_report(ex.graph(), *ex.placement()).c_str());
+    std::fprintf(stderr, "%s", escape_text(placement_report(ex.graph(), *ex.placement())).c_str());
   }
 
   start = Clock::now();

@@ -11,6 +11,7 @@
 
 #include "ca/device_placement.h"
 #include "ca/error.h"
+#include "ca/escape.h"
 #include "ca/executor.h"
 #include "ca/graph_io.h"
 #include "ca/version.h"
@@ -75,7 +76,8 @@ int cmd_verify(const Options& o) {
     Graph graph = load_graph(o.verify, load_options(o));
     if (options.device) {
       // The placement is a pure function of the graph: shown even where the device is absent.
-      std::printf("%s", placement_report(graph, place_graph(graph, *options.device)).c_str());
+      std::printf(
+          "%s", escape_text(placement_report(graph, place_graph(graph, *options.device))).c_str());
       if (options.device->is_cuda() && !at::hasCUDA()) {
         std::printf("plan only: CUDA is not available here; the load pipeline runs for cpu\n");
         options.device.reset();
@@ -83,7 +85,7 @@ int cmd_verify(const Options& o) {
       }
     }
     const Executor ex(std::move(graph), options);
-    std::printf("%s\n", summary(o.verify, ex).c_str());
+    std::printf("%s\n", escape_text(summary(o.verify, ex)).c_str());  // names from the file
     return 0;
   } catch (const Error& e) {
     std::fprintf(stderr, "replay: error: %s\n", e.what());

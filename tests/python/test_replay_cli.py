@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The replay CLI end to end, with Python torch reading and writing the .pt files."""
 import json
+import subprocess
 
 import torch
 
@@ -115,6 +116,19 @@ def test_verify_runs_op_binding_like_a_replay(replay, example, tmp_path):
     assert r.returncode == 2 and "TBackwardX" in r.stderr, r.stderr
     r = run(replay, "--graph", renamed, "--inputs", example / "batch.pt")
     assert r.returncode == 2 and "TBackwardX" in r.stderr, r.stderr
+
+
+def test_names_from_the_file_reach_the_terminal_escaped(replay, example, tmp_path):
+    """A crafted op name with a control byte and a byte that is not UTF-8 is refused naming it,
+    each shown as \\xNN: the file writes nothing raw to the user's terminal."""
+    data = (example / "bwd.fb").read_bytes()
+    crafted = tmp_path / "crafted.fb"
+    crafted.write_bytes(reseal(data.replace(b"TBackward0", b"TBackwa\x02\xff0")))
+    for args in (["--verify", crafted], ["--graph", crafted, "--inputs", example / "batch.pt"]):
+        r = subprocess.run([replay, *map(str, args)], capture_output=True, timeout=120)
+        assert r.returncode == 2, r.stderr
+        assert b"TBackwa\\x02\\xff0" in r.stderr, r.stderr
+        assert b"\x02" not in r.stderr and b"\xff" not in r.stderr
 
 
 def test_verify_names_the_capturing_torch(replay, example):
