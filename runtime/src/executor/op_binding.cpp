@@ -13,6 +13,7 @@
 #include "executor/op_rules.h"
 #include "executor/schema_check.h"
 #include "executor/storage_bounds.h"
+#include "executor/unneeded_outputs.h"
 
 namespace ca::detail {
 namespace {
@@ -262,6 +263,7 @@ std::vector<BoundNode> bind_ops(const Graph& graph, bool allow_version_mismatch,
     }
   }
   if (!missing.empty()) throw_missing(missing);
+  check_unneeded_outputs(graph, bound);
   return bound;
 }
 
