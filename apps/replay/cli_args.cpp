@@ -151,14 +151,10 @@ Options parse_args(int argc, char** argv) {
        }},
   };
   const std::map<std::string, bool*> flags = {
-      {"--profile", &o.profile},
-      {"--json", &o.json},
-      {"--list-ops", &o.list_ops},
-      {"--allow-version-mismatch", &o.allow_version_mismatch},
-      {"--help", &o.help},
-      {"-h", &o.help},
-      {"--version", &o.version},
-      {"--cuda-graph", &o.cuda_graph},
+      {"--profile", &o.profile},   {"--json", &o.json},
+      {"--list-ops", &o.list_ops}, {"--allow-version-mismatch", &o.allow_version_mismatch},
+      {"--help", &o.help},         {"-h", &o.help},
+      {"--version", &o.version},   {"--cuda-graph", &o.cuda_graph},
       {"--verbose", &o.verbose},
   };
   for (int i = 1; i < argc; ++i) {
