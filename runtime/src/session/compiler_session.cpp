@@ -1,9 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "session/compiler_session.h"
 
-#include <type_traits>
-#include <utility>
-
 #include "ca/error.h"
 #include "torch_compat.h"
 
@@ -109,32 +106,6 @@ struct KeySizeAccess {
 };
 template struct KeySizeAccess<&dyn::CompiledNodeArgs::_specialization_key_size>;
 
-// SwapSavedVariables::before() moves each saved value into a private stash and puts a proxy in
-// its place; only after() puts it back. A node that throws in between (an unregistered custom
-// function, a refused call, a failing op) would leave meta proxies in the user's autograd graph,
-// and the eager fallback would then run on them. The stashes are private members of private
-// types; explicit instantiation may name them (as above), and the friend below restores each
-// stash's values without naming their types.
-template <class Stash>
-void restore_stash(Stash& stash) {
-  for (auto& [key, stashed] : stash) {
-    using Value = std::remove_const_t<std::remove_pointer_t<std::decay_t<decltype(key)>>>;
-    *const_cast<Value*>(key) = std::move(stashed.prior_value);
-  }
-  stash.clear();
-}
-
-void restore_swapped(dyn::SwapSavedVariables& saved);
-template <auto... Stashes>
-struct StashAccess {
-  friend void restore_swapped(dyn::SwapSavedVariables& saved) {
-    (restore_stash(saved.*Stashes), ...);
-  }
-};
-template struct StashAccess<
-    &dyn::SwapSavedVariables::stashed_variables, &dyn::SwapSavedVariables::stashed_tensors,
-    &dyn::SwapSavedVariables::stashed_symints, &dyn::SwapSavedVariables::stashed_ivalues>;
-
 }  // namespace
 
 void collect_node(dyn::AutogradCompilerCall& compiler, dyn::NodeCall& call,
@@ -154,18 +125,13 @@ variable_list apply_node(dyn::AutogradCompilerCall& compiler, dyn::TraceState& s
                          dyn::NodeCall& call, torch::autograd::Node& node,
                          const variable_list& grads, EdgeMetadata* edge_metadata) {
   dyn::SwapSavedVariables saved(compiler, state, session_py_compiler(), call);
-  try {
-    variable_list outputs = node.apply_with_saved(grads, saved);
-    if (edge_metadata != nullptr && !outputs.empty()) {
-      saved.before(node.next_edges());
-      *edge_metadata = dyn::get_input_metadata(node.next_edges());
-      saved.after(node.next_edges());
-    }
-    return outputs;
-  } catch (...) {
-    restore_swapped(saved);  // the graph is the user's again before the error leaves
-    throw;
+  variable_list outputs = node.apply_with_saved(grads, saved);
+  if (edge_metadata != nullptr && !outputs.empty()) {
+    saved.before(node.next_edges());
+    *edge_metadata = dyn::get_input_metadata(node.next_edges());
+    saved.after(node.next_edges());
   }
+  return outputs;
 }
 
 }  // namespace ca::detail
