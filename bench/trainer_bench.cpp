@@ -35,7 +35,8 @@ void BM_TrainerStep(benchmark::State& state, const BenchModel& model) {
     loss = model.forward();
     start = Clock::now();
     {
-      auto walk = detail::walk_from_root(detail::make_root({loss}, {}), /*keys=*/true);
+      auto walk = detail::walk_from_root(detail::make_root({loss}, {}), /*keys=*/true, {},
+                                         detail::NodeOrder::kEager);
       benchmark::DoNotOptimize(detail::step_key(*walk, "").hash());
     }
     walk_key += seconds_since(start);

@@ -56,6 +56,7 @@ struct CompiledBackwardStats {
   /// cached one ("node 3 (MulBackward0): its saved constants or edges differ"), or "empty cache".
   std::string last_miss_reason;
   std::string last_fallback_reason;  ///< why the last fallback could not be captured
+  size_t cached_graphs = 0;          ///< prepared graphs held now (at most the cache size)
 };
 
 /// Replays backward passes with cached graphs. Every constant a graph bakes in (node types and

@@ -150,7 +150,8 @@ class Taps {
 };
 
 // Pass 2, as upstream's capture loop: apply_with_saved on proxies, recording every call.
-void trace_all(CaptureState& st, const detail::GraphWalk& walk) {
+void trace_all(CaptureState& st, const detail::GraphWalk& walk,
+               const detail::CaptureObserver& observe) {
   const std::vector<NodePtr>& order = walk.order;
   std::vector<std::optional<c10::SymInt>> sizes(st.compiler.all_size_inputs.size());
   dyn::TraceState state(std::move(sizes), 0);
@@ -165,6 +166,7 @@ void trace_all(CaptureState& st, const detail::GraphWalk& walk) {
       MetadataList metadata;
       outputs = detail::apply_node(st.compiler, state, *st.calls[i], fn, inputs, &metadata);
       if (!outputs.empty()) outputs = record_validate(st, fn, metadata, outputs);
+      if (observe) observe("after " + node_label(fn, i));
     } catch (ca::Error& e) {
       e.add_context(node_label(fn, i) + ": ");
       throw;
@@ -185,16 +187,18 @@ void trace_all(CaptureState& st, const detail::GraphWalk& walk) {
 
 namespace detail {
 
-CaptureResult capture_walk(GraphWalk& walk, bool release_variables) {
+CaptureResult capture_walk(GraphWalk& walk, bool release_variables,
+                           const CaptureObserver& observer) {
   OpRegistry::global();  // harvest before our session takes the process-wide interface slot
   CaptureState st{walk.compiler, walk.calls, {}};
   st.builder.graph().torch_version = runtime_torch_version();
   bind_inputs(st);
   {
-    Recorder recorder(&st.builder);
+    Recorder recorder(&st.builder, &observer);
     CompilerSession session(recorder);
-    trace_all(st, walk);
+    trace_all(st, walk, observer);
   }
+  if (observer) observer("finish");
   if (release_variables) {
     for (const NodePtr& fn : walk.order) fn->release_variables();
   }

@@ -5,12 +5,17 @@
 
 #include "ca/capture.h"
 #include "capture/graph_walk.h"
+#include "capture/recorder.h"
 
 namespace ca::detail {
 
 /// Pass 2 over `walk` (apply_with_saved on proxies, every compiler call recorded): the graph and
 /// its real inputs. `release_variables` frees the autograd graph's saved state afterwards, as
-/// backward() without retain_graph does. Throws CaptureError naming the node.
-CaptureResult capture_walk(GraphWalk& walk, bool release_variables);
+/// backward() without retain_graph does. Throws CaptureError naming the node. Whatever it
+/// throws, the autograd graph is left as it found it (every saved value swapped for a proxy is
+/// back), so the caller may run eager backward on it. `observer` (tests) sees every point where
+/// capture can fail.
+CaptureResult capture_walk(GraphWalk& walk, bool release_variables,
+                           const CaptureObserver& observer = {});
 
 }  // namespace ca::detail

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <queue>
 #include <typeinfo>
 #include <unordered_map>
 
@@ -41,9 +42,47 @@ void check_capturable(AgNode& node, size_t index) {
   }
 }
 
-// Reverse-topological order as upstream builds it: Kahn's algorithm over dependency counts,
-// with a LIFO worklist starting at the root.
-std::vector<NodePtr> order_nodes(const NodePtr& root) {
+// The engine's ready-queue order (ReadyQueue::CompareNodeTaskTime on one device, one reentrant
+// depth): the ready node with the highest sequence number runs first.
+struct RunsLater {
+  bool operator()(const NodePtr& a, const NodePtr& b) const {
+    return a->sequence_nr() < b->sequence_nr();
+  }
+};
+
+// The ready nodes, popped in `order`'s way: upstream's LIFO stack or the engine's priority queue.
+class ReadyNodes {
+ public:
+  explicit ReadyNodes(NodeOrder order) : order_(order) {}
+  bool empty() const { return order_ == NodeOrder::kEager ? queue_.empty() : stack_.empty(); }
+  void push(NodePtr fn) {
+    if (order_ == NodeOrder::kEager) {
+      queue_.push(std::move(fn));
+    } else {
+      stack_.push_back(std::move(fn));
+    }
+  }
+  NodePtr pop() {
+    NodePtr fn;
+    if (order_ == NodeOrder::kEager) {
+      fn = queue_.top();
+      queue_.pop();
+    } else {
+      fn = std::move(stack_.back());
+      stack_.pop_back();
+    }
+    return fn;
+  }
+
+ private:
+  NodeOrder order_;
+  std::vector<NodePtr> stack_;
+  std::priority_queue<NodePtr, std::vector<NodePtr>, RunsLater> queue_;
+};
+
+// Reverse-topological order: Kahn's algorithm over dependency counts from the root, the ready
+// nodes taken in `order`'s way (see NodeOrder).
+std::vector<NodePtr> order_nodes(const NodePtr& root, NodeOrder node_order) {
   std::unordered_map<AgNode*, int> deps{{root.get(), 0}};  // also the set of nodes seen
   std::vector<AgNode*> stack{root.get()};
   while (!stack.empty()) {
@@ -58,12 +97,12 @@ std::vector<NodePtr> order_nodes(const NodePtr& root) {
   }
   std::vector<NodePtr> order;
   order.reserve(deps.size());
-  std::vector<NodePtr> worklist{root};
-  while (!worklist.empty()) {
-    NodePtr fn = std::move(worklist.back());
-    worklist.pop_back();
+  ReadyNodes ready(node_order);
+  ready.push(root);
+  while (!ready.empty()) {
+    NodePtr fn = ready.pop();
     for (const auto& edge : fn->next_edges()) {
-      if (edge.is_valid() && --deps[edge.function.get()] == 0) worklist.push_back(edge.function);
+      if (edge.is_valid() && --deps[edge.function.get()] == 0) ready.push(edge.function);
     }
     order.push_back(std::move(fn));
   }
@@ -211,10 +250,11 @@ std::string node_label(const AgNode& node, size_t index) {
   return "node " + std::to_string(index) + " (" + node.name() + ")";
 }
 
-std::unique_ptr<GraphWalk> walk_from_root(NodePtr root, bool keys, const WalkTargets& targets) {
+std::unique_ptr<GraphWalk> walk_from_root(NodePtr root, bool keys, const WalkTargets& targets,
+                                          NodeOrder order) {
   auto walk = std::make_unique<GraphWalk>();
   walk->root = std::move(root);
-  std::vector<NodePtr> all = order_nodes(walk->root);
+  std::vector<NodePtr> all = order_nodes(walk->root, order);
   walk->compiler.node_calls.reserve(all.size());  // every node and edge target gets a call
   select_nodes(*walk, std::move(all), targets);
   collect_all(*walk, walk->order, keys);

@@ -27,6 +27,17 @@ struct WalkTargets {
   bool accumulate_grad = true;
 };
 
+/// Which of several ready nodes a walk runs first. Both give a valid order; they differ in the
+/// order an input buffer sums its contributions in, and a sum of three or more depends on it.
+enum class NodeOrder {
+  /// Upstream compiled autograd's (a LIFO worklist): the graph torch's Python capture, and so
+  /// ca_export, gives for the same model.
+  kUpstream,
+  /// The eager engine's (its ready queue: the highest sequence number first): replayed grads
+  /// are eager's bit for bit. The trainer API walks this way.
+  kEager,
+};
+
 /// A gradient the replay returns as a graph output: the input buffer `input_nr` of `node`.
 struct GradTap {
   AgNode* node = nullptr;  ///< null: an output edge no gradient reaches (an unused input)
@@ -38,7 +49,7 @@ struct GradTap {
 /// A walked autograd graph. Not movable: upstream's compiler call holds references into itself.
 struct GraphWalk {
   NodePtr root;                ///< the GraphRoot built for the roots
-  std::vector<NodePtr> order;  ///< upstream's execution order (Kahn, LIFO worklist)
+  std::vector<NodePtr> order;  ///< execution order (Kahn, ready nodes taken as NodeOrder says)
   torch::dynamo::autograd::AutogradCompilerCall compiler{
       torch::dynamo::autograd::SizeInput::STATIC};
   std::vector<torch::dynamo::autograd::NodeCall*> calls;  ///< by position in `order`
@@ -66,7 +77,8 @@ NodePtr make_root(const std::vector<at::Tensor>& roots, const std::vector<at::Te
 /// lead to a target run. Throws CaptureError for Python-only nodes, hooks other than retain_grad
 /// and nodes whose compiled_args fails, naming the node. With `keys`, records each node's cache
 /// key.
-std::unique_ptr<GraphWalk> walk_from_root(NodePtr root, bool keys, const WalkTargets& targets = {});
+std::unique_ptr<GraphWalk> walk_from_root(NodePtr root, bool keys, const WalkTargets& targets = {},
+                                          NodeOrder order = NodeOrder::kUpstream);
 
 /// "node 3 (MulBackward0)".
 std::string node_label(const AgNode& node, size_t index);

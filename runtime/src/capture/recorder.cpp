@@ -31,6 +31,7 @@ std::vector<ValueId> Recorder::ids_of(const variable_list& ts, const std::string
 
 std::string Recorder::bind_function(const std::string& name, FunctionalFn,
                                     std::vector<at::TypePtr> schema, bool is_custom_function) {
+  observe("bind_function", name);
   // Built-in nodes were bound at harvest; the registry is read-only here, so anything that binds
   // now must already be known to it.
   if (find_op(name) == nullptr) {
@@ -47,6 +48,7 @@ std::string Recorder::bind_function(const std::string& name, FunctionalFn,
 variable_list Recorder::call_function(const std::string& fn_name, const variable_list& inputs,
                                       const torch::autograd::ivalue_list& packed_args,
                                       const c10::IValue& output_metadata) {
+  observe("call_function", fn_name);
   const OpEntry* op = find_op(fn_name);
   if (op == nullptr) throw CaptureError("op '" + fn_name + "' is not in the registry");
   const auto custom = custom_schemas_.find(fn_name);
@@ -85,6 +87,7 @@ variable_list Recorder::call_function(const std::string& fn_name, const variable
 variable_list Recorder::copy_slices_prologue(const variable_list& inputs,
                                              const at::TensorGeometry& base,
                                              const at::TensorGeometry& view) {
+  observe("copy_slices_prologue");
   Node node;
   node.kind = NodeKind::kCopySlicesPrologue;
   node.inputs = ids_of({inputs.at(0)}, "CopySlices");
@@ -108,6 +111,7 @@ variable_list Recorder::copy_slices_prologue(const variable_list& inputs,
 variable_list Recorder::copy_slices_epilogue(const std::vector<bool>& needs_input_grad,
                                              const at::Tensor& result, const variable_list& res,
                                              const at::Tensor& grad_slice) {
+  observe("copy_slices_epilogue");
   Node node;
   node.kind = NodeKind::kCopySlicesEpilogue;
   variable_list ins{result, grad_slice};
@@ -127,6 +131,7 @@ variable_list Recorder::copy_slices_epilogue(const std::vector<bool>& needs_inpu
 }
 
 at::Tensor Recorder::unpack_saved(std::optional<size_t>, size_t) {
+  observe("unpack_saved");
   throw CaptureError(
       "saved-tensor hooks (torch.autograd.graph.saved_tensors_hooks) are not "
       "supported: their unpack runs Python");
@@ -134,6 +139,7 @@ at::Tensor Recorder::unpack_saved(std::optional<size_t>, size_t) {
 
 at::Tensor Recorder::accumulate_grad(const at::Tensor& variable, const at::Tensor&,
                                      const at::Tensor& grad, bool has_post_hooks) {
+  observe("accumulate_grad");
   Node node;
   node.kind = NodeKind::kAccumulateGrad;
   node.op = "AccumulateGrad";

@@ -3,6 +3,7 @@
 // What capture does with a node's compiler calls: each becomes an IR node, with proxies mapped to
 // value ids, and each functional op's packed-args schema is recorded for the graph.
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -12,9 +13,15 @@
 
 namespace ca::detail {
 
+/// Called with the call's name ("call_function MulBackward0", "accumulate_grad", ...) before
+/// capture records each compiler call and after each node's own work; a test throws from it to
+/// fail capture at every point it can fail. Empty: nothing is called.
+using CaptureObserver = std::function<void(const std::string& point)>;
+
 class Recorder final : public CompilerCalls {
  public:
-  explicit Recorder(GraphBuilder* builder) : builder_(builder) {}
+  explicit Recorder(GraphBuilder* builder, const CaptureObserver* observer = nullptr)
+      : builder_(builder), observer_(observer) {}
 
   std::string bind_function(const std::string& name, torch::autograd::functional_apply_t fn,
                             std::vector<at::TypePtr> schema, bool is_custom_function) override;
@@ -32,8 +39,12 @@ class Recorder final : public CompilerCalls {
 
  private:
   std::vector<ValueId> ids_of(const variable_list& ts, const std::string& where) const;
+  void observe(const char* call, const std::string& op = std::string()) const {
+    if (observer_ != nullptr && *observer_) (*observer_)(op.empty() ? call : call + (" " + op));
+  }
 
   GraphBuilder* builder_;
+  const CaptureObserver* observer_;
   /// Custom functions report their schema (computed from their values) with each binding.
   std::map<std::string, std::vector<at::TypePtr>> custom_schemas_;
 };

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <exception>
 
+#include "registry/cpu_rng_guard.h"
 #include "session/compiler_session.h"
 
 namespace ca::detail {
@@ -110,6 +111,9 @@ bool same_op(const std::string& bound, const std::string& expected) {
 
 HarvestReport harvest_all(const std::function<void(OpEntry)>& add) {
   const auto start = std::chrono::steady_clock::now();
+  // The sample nodes draw from the default CPU generator: a program's random stream after its
+  // first backward must be the one eager gives it.
+  CpuRngGuard rng;
   HarvestReport report;
   HarvestCalls calls;
   {

@@ -1,6 +1,12 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "session/compiler_session.h"
 
+#include <pthread.h>
+
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+
 #include "ca/error.h"
 #include "torch_compat.h"
 
@@ -106,6 +112,59 @@ struct KeySizeAccess {
 };
 template struct KeySizeAccess<&dyn::CompiledNodeArgs::_specialization_key_size>;
 
+// SwapSavedVariables::before() moves each saved value into a private stash and puts a proxy in
+// its place; only after() puts it back. A node that throws in between (an unregistered custom
+// function, a refused call, a failing op) would leave meta proxies in the user's autograd graph,
+// and the eager fallback would then run on them. The stashes are private members of private
+// types; explicit instantiation may name them (as above), and the friend below restores each
+// stash's values without naming their types.
+//
+// Some nodes stash locals of their own apply_with_saved (AccumulateGrad swaps copies of its
+// variable and grad). Those frames are gone once the exception reaches us: writing into one would
+// release whatever its dead slot still holds, a second time. Our own frames never hand a local to
+// before(), so a key on this thread's stack is always such a local and is only dropped.
+class ThreadStack {
+ public:
+  ThreadStack() {
+    pthread_attr_t attr;
+    if (pthread_getattr_np(pthread_self(), &attr) != 0) return;
+    void* base = nullptr;
+    size_t size = 0;
+    if (pthread_attr_getstack(&attr, &base, &size) == 0) {
+      lo_ = reinterpret_cast<uintptr_t>(base);
+      hi_ = lo_ + size;
+    }
+    pthread_attr_destroy(&attr);
+  }
+  bool holds(const void* p) const {
+    const auto a = reinterpret_cast<uintptr_t>(p);
+    return a >= lo_ && a < hi_;
+  }
+
+ private:
+  uintptr_t lo_ = 0, hi_ = 0;
+};
+
+template <class Stash>
+void restore_stash(Stash& stash, const ThreadStack& stack) {
+  for (auto& [key, stashed] : stash) {
+    using Value = std::remove_const_t<std::remove_pointer_t<std::decay_t<decltype(key)>>>;
+    if (!stack.holds(key)) *const_cast<Value*>(key) = std::move(stashed.prior_value);
+  }
+  stash.clear();
+}
+
+void restore_swapped(dyn::SwapSavedVariables& saved, const ThreadStack& stack);
+template <auto... Stashes>
+struct StashAccess {
+  friend void restore_swapped(dyn::SwapSavedVariables& saved, const ThreadStack& stack) {
+    (restore_stash(saved.*Stashes, stack), ...);
+  }
+};
+template struct StashAccess<
+    &dyn::SwapSavedVariables::stashed_variables, &dyn::SwapSavedVariables::stashed_tensors,
+    &dyn::SwapSavedVariables::stashed_symints, &dyn::SwapSavedVariables::stashed_ivalues>;
+
 }  // namespace
 
 void collect_node(dyn::AutogradCompilerCall& compiler, dyn::NodeCall& call,
@@ -125,13 +184,18 @@ variable_list apply_node(dyn::AutogradCompilerCall& compiler, dyn::TraceState& s
                          dyn::NodeCall& call, torch::autograd::Node& node,
                          const variable_list& grads, EdgeMetadata* edge_metadata) {
   dyn::SwapSavedVariables saved(compiler, state, session_py_compiler(), call);
-  variable_list outputs = node.apply_with_saved(grads, saved);
-  if (edge_metadata != nullptr && !outputs.empty()) {
-    saved.before(node.next_edges());
-    *edge_metadata = dyn::get_input_metadata(node.next_edges());
-    saved.after(node.next_edges());
+  try {
+    variable_list outputs = node.apply_with_saved(grads, saved);
+    if (edge_metadata != nullptr && !outputs.empty()) {
+      saved.before(node.next_edges());
+      *edge_metadata = dyn::get_input_metadata(node.next_edges());
+      saved.after(node.next_edges());
+    }
+    return outputs;
+  } catch (...) {
+    restore_swapped(saved, ThreadStack());  // the graph is the user's again before the error leaves
+    throw;
   }
-  return outputs;
 }
 
 }  // namespace ca::detail

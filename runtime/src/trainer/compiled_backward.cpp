@@ -90,6 +90,7 @@ struct CompiledBackward::Impl {
       index.erase(lru.back().hash);
       lru.pop_back();
     }
+    stats.cached_graphs = lru.size();
     return lru.front().executor;
   }
 };
@@ -106,6 +107,7 @@ const CompiledBackwardStats& CompiledBackward::stats() const { return impl_->sta
 void CompiledBackward::clear() {
   impl_->index.clear();
   impl_->lru.clear();
+  impl_->stats.cached_graphs = 0;
 }
 
 std::vector<at::Tensor> CompiledBackward::backward(const std::vector<at::Tensor>& roots,
@@ -115,7 +117,10 @@ std::vector<at::Tensor> CompiledBackward::backward(const std::vector<at::Tensor>
     torch::autograd::backward(roots, grads, options.retain_graph, options.create_graph);
     return std::vector<at::Tensor>{};
   };
-  auto walk = [&] { return detail::walk_from_root(detail::make_root(roots, grads), true); };
+  auto walk = [&] {
+    return detail::walk_from_root(detail::make_root(roots, grads), true, {},
+                                  detail::NodeOrder::kEager);
+  };
   return detail::BackwardAccess::step(*this, walk, options, eager);
 }
 
@@ -129,7 +134,8 @@ std::vector<at::Tensor> CompiledBackward::grad(const std::vector<at::Tensor>& ou
   };
   const detail::WalkTargets targets{output_edges(inputs), /*accumulate_grad=*/false};
   auto walk = [&] {
-    return detail::walk_from_root(detail::make_root(outputs, grad_outputs), true, targets);
+    return detail::walk_from_root(detail::make_root(outputs, grad_outputs), true, targets,
+                                  detail::NodeOrder::kEager);
   };
   std::vector<at::Tensor> result = detail::BackwardAccess::step(*this, walk, options, eager);
   result.resize(inputs.size());  // a pruned grad() writes no .grad, but say so in code
@@ -180,17 +186,19 @@ std::vector<at::Tensor> BackwardAccess::step(CompiledBackward& cb, const WalkFn&
     executor = &it->second->executor;
     inputs = walk->compiler.tensor_args.inputs;
   } else {
-    CaptureResult cap;
+    // Capture leaves the autograd graph as it found it whatever it throws, and the executor is
+    // made before anything is released: a graph refused at either point runs eagerly, untouched.
     try {
-      cap = capture_walk(*walk, /*release_variables=*/false);
-    } catch (const CaptureError& e) {
+      CaptureResult cap = capture_walk(*walk, /*release_variables=*/false);
+      std::string reason = s.miss_reason(key);
+      executor = &s.insert(hash, std::move(key), std::move(cap.graph));
+      inputs = std::move(cap.inputs);
+      ++s.stats.misses;
+      s.stats.last_miss_reason = std::move(reason);
+    } catch (const ca::Error& e) {
       if (s.options.strict) throw;
       return fall_back(e.what());
     }
-    ++s.stats.misses;
-    s.stats.last_miss_reason = s.miss_reason(key);
-    executor = &s.insert(hash, std::move(key), std::move(cap.graph));
-    inputs = std::move(cap.inputs);
   }
   // Without retain_graph the executor holds the only references to the saved tensors, so each is
   // freed at its last use, as eager backward frees them.

@@ -82,8 +82,11 @@ variable_list hook(const detail::NodePtr& root, const GraphTask& task, bool accu
   const detail::WalkTargets targets{outputs, accumulate_grad};
   BackwardOptions options{task.keep_graph_, create_graph};
   variable_list result = detail::BackwardAccess::step(
-      *state.engine, [&] { return detail::walk_from_root(root, /*keys=*/true, targets); }, options,
-      eager);
+      *state.engine,
+      [&] {
+        return detail::walk_from_root(root, /*keys=*/true, targets, detail::NodeOrder::kEager);
+      },
+      options, eager);
   // The engine returns grad()'s gradients; a backward() returns nothing.
   if (accumulate_grad) return {};
   result.resize(outputs.size());
