@@ -4,10 +4,13 @@
 // cannot go, and a bounded LRU cache.
 #include "ca/compiled_backward.h"
 
+#include <ATen/record_function.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include <functional>
+#include <map>
+#include <mutex>
 #include <string>
 
 #include "ca/custom_function.h"
@@ -295,6 +298,60 @@ TEST(CompiledBackward, TheCacheIsBoundedAndLeastRecentlyUsedGoesFirst) {
   }
   EXPECT_EQ(two.stats().misses, 2u);
   EXPECT_EQ(two.stats().hits, 2u);
+}
+
+// Every RecordFunction event named as eager's engine names a node it runs, counted by name.
+// RecordFunction callbacks are plain function pointers, so the sink is a static.
+struct EngineEvents {
+  static constexpr std::string_view kPrefix = "autograd::engine::evaluate_function: ";
+  static std::mutex& mutex() {
+    static std::mutex m;
+    return m;
+  }
+  static std::map<std::string, int>& seen() {
+    static std::map<std::string, int> s;
+    return s;
+  }
+  static std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
+    const std::string_view name = fn.name();
+    if (name.substr(0, kPrefix.size()) == kPrefix) {
+      std::lock_guard<std::mutex> lock(mutex());
+      ++seen()[std::string(name.substr(kPrefix.size()))];
+    }
+    return nullptr;
+  }
+  static std::map<std::string, int> during(const std::function<void()>& body) {
+    seen().clear();
+    const at::CallbackHandle handle = at::addGlobalCallback(
+        at::RecordFunctionCallback(&on_start).scopes({at::RecordScope::FUNCTION}));
+    body();
+    at::removeCallback(handle);
+    return seen();
+  }
+};
+
+TEST(CompiledBackward, AProfilerSeesEveryReplayedNodeAsEagerNamesIt) {
+  torch::manual_seed(10);
+  const Params init = params({{8, 4}, {8}, {3, 8}});
+  const at::Tensor x = torch::randn({5, 4});
+  auto loss_of = [&](const Params& p) {
+    return torch::nn::functional::linear(torch::relu(torch::nn::functional::linear(x, p[0], p[1])),
+                                         p[2])
+        .pow(2)
+        .mean();
+  };
+  const Params eager_params = leaves(init), mine = leaves(init);
+  std::map<std::string, int> eager =
+      EngineEvents::during([&] { loss_of(eager_params).backward(); });
+  eager.erase("GraphRoot");  // the engine runs the root as a node; a replay starts past it
+  CompiledBackward cb;
+  cb.backward({loss_of(mine)});  // capture
+  for (const at::Tensor& p : mine) p.mutable_grad().reset();
+  const std::map<std::string, int> replayed =
+      EngineEvents::during([&] { cb.backward({loss_of(mine)}); });
+  EXPECT_EQ(cb.stats().hits, 1u);
+  ASSERT_FALSE(eager.empty());
+  EXPECT_EQ(replayed, eager);  // e.g. MmBackward0 x2, ReluBackward0, AccumulateGrad x3, ...
 }
 
 }  // namespace

@@ -144,6 +144,9 @@ class Executor {
   const ExecutorStats& stats() const;
   /// Where each input is bound; null unless ExecutorOptions::device was set.
   const DevicePlacement* placement() const;
+  /// Whether a replay runs graph node `node`; false for nodes load removed (validate_outputs
+  /// proven no-ops) and for indices past the graph's nodes.
+  bool runs_node(size_t node) const;
 
  private:
   // Takes a pooled frame, runs, returns the frame to the pool.

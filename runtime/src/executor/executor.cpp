@@ -2,6 +2,7 @@
 #include "ca/executor.h"
 
 #include <ATen/ATen.h>
+#include <ATen/record_function.h>
 #include <torch/csrc/autograd/grad_mode.h>
 
 #include <algorithm>
@@ -213,6 +214,13 @@ const DevicePlacement* Executor::placement() const {
   return impl_->placement ? &*impl_->placement : nullptr;
 }
 
+bool Executor::runs_node(size_t node) const {
+  const auto& steps = impl_->plan->steps;  // in node order
+  const auto it = std::lower_bound(steps.begin(), steps.end(), node,
+                                   [](const detail::Step& s, size_t n) { return s.node < n; });
+  return it != steps.end() && it->node == node;
+}
+
 Frame Executor::make_frame() const { return Frame(std::make_unique<Frame::State>(*impl_->plan)); }
 
 std::vector<at::Tensor> Executor::run(const std::vector<at::Tensor>& inputs,
@@ -294,12 +302,16 @@ std::vector<at::Tensor> Executor::run_frame(const Impl& impl, Frame& frame,
   for (ValueId v : plan.input_frees) f.values[static_cast<size_t>(v)].reset();
 
   at::NoGradGuard no_grad;  // eager backward runs with grad mode off unless create_graph
+  // Profiler scopes per step only where a RecordFunction callback exists: asked once per run, so
+  // that a replay without a profiler pays one check, not one per step. A profiler started in
+  // the middle of a run sees the steps of the next run.
+  const bool traced = at::hasCallbacks();
   size_t i = 0;
   try {
     for (; i < plan.steps.size(); ++i) {
       const detail::Step& step = plan.steps[i];
       if (observer != nullptr) observer->node_begin(step.node);
-      detail::run_step(step, i, f, observer, plan.max_tensor_elements);
+      detail::run_step(step, i, f, observer, plan.max_tensor_elements, traced);
       for (ValueId v : step.frees) f.values[static_cast<size_t>(v)].reset();
       if (observer != nullptr) observer->node_end(step.node);
     }

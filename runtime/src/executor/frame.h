@@ -28,9 +28,11 @@ struct Frame::State {
 
 namespace detail {
 
-/// Runs one step on `frame`; `observer` may be null.
+/// Runs one step on `frame`; `observer` may be null. With `traced` (some RecordFunction callback
+/// is registered, e.g. a profiler runs), the step is a RecordFunction scope named
+/// step.trace_name.
 void run_step(const Step& step, size_t index, Frame::State& frame, RunObserver* observer,
-              int64_t max_elements);
+              int64_t max_elements, bool traced);
 
 }  // namespace detail
 }  // namespace ca

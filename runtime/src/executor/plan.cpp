@@ -34,6 +34,24 @@ void check_output_counts(const Graph& g) {
   }
 }
 
+// The name a profiler shows for a step. Eager's engine wraps every node it runs in a scope named
+// "autograd::engine::evaluate_function: <node name>", so a replayed node is named the same way
+// and users' trace tooling reads both; steps that eager runs inside a node or its input buffers
+// (validate_outputs, sums, CopySlices' two halves, aten calls) are named by what they are.
+std::string trace_name(const Node& n) {
+  static const std::string kEngine = "autograd::engine::evaluate_function: ";
+  switch (n.kind) {
+    case NodeKind::kFunctional:
+      return kEngine + n.op.str();
+    case NodeKind::kAccumulateGrad:
+      return kEngine + "torch::autograd::AccumulateGrad";
+    case NodeKind::kAten:
+      return "ca::aten: " + n.op.str() + (n.overload.empty() ? "" : "." + n.overload.str());
+    default:
+      return std::string("ca::") + node_kind_name(n.kind);
+  }
+}
+
 class Planner {
  public:
   explicit Planner(Plan& plan) : plan_(plan) {
@@ -65,6 +83,7 @@ class Planner {
   Step make_step(size_t i, const Node& n, BoundNode bound) {
     Step s;
     s.node = static_cast<uint32_t>(i);
+    s.trace_name = trace_name(n);
     for (ValueId v : n.inputs) s.inputs.push_back(map(v));
     s.outputs = n.outputs;
     switch (n.kind) {

@@ -5,6 +5,7 @@
 // provably no-op validate_outputs removed, last uses known). Per-run state lives in a Frame.
 
 #include <array>
+#include <string>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -49,6 +50,8 @@ using StepPayload = std::variant<CallStep, ValidateStep, AccumulateStep, Accumul
 
 struct Step {
   uint32_t node = 0;  ///< index of the graph node it runs
+  /// The name a profiler shows for this step (trace_name() in plan.cpp).
+  std::string trace_name;
   std::vector<ValueId> inputs;
   std::vector<ValueId> outputs;
   std::vector<ValueId> frees;  ///< values dead once this step ran

@@ -4,10 +4,12 @@
 // conform, see validate_check.h), accumulate_grad is AccumulateGrad::accumulateGrad, the
 // copy_slices pair is CopySlices::apply split around the inner node.
 #include <ATen/ATen.h>
+#include <ATen/record_function.h>
 #include <torch/csrc/autograd/engine.h>
 #include <torch/csrc/autograd/functions/accumulate_grad.h>
 
 #include <sstream>
+#include <string_view>
 
 #include "arg_convert.h"
 #include "ca/error.h"
@@ -305,8 +307,18 @@ void StepRunner::operator()(const CopySlicesFlags& p) const {
 }  // namespace
 
 void run_step(const Step& step, size_t index, Frame::State& frame, RunObserver* observer,
-              int64_t max_elements) {
-  std::visit(StepRunner{step, index, frame, observer, max_elements}, step.payload);
+              int64_t max_elements, bool traced) {
+  const StepRunner runner{step, index, frame, observer, max_elements};
+  // One profiler event per step, as eager's engine opens one per node.
+  auto callbacks =
+      traced ? at::getStepCallbacksUnlessEmpty(at::RecordScope::FUNCTION) : std::nullopt;
+  if (C10_UNLIKELY(callbacks.has_value())) {
+    at::RecordFunction scope(std::move(*callbacks));
+    scope.before(std::string_view(step.trace_name), c10::ArrayRef<const c10::IValue>());
+    std::visit(runner, step.payload);
+    return;
+  }
+  std::visit(runner, step.payload);
 }
 
 }  // namespace ca::detail
