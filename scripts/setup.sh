@@ -9,7 +9,7 @@ start=$(date +%s)
 
 debs=(cmake g++ ninja-build python3-venv libflatbuffers-dev flatbuffers-compiler libgtest-dev
       libbenchmark-dev clang-format libxxhash-dev libcli11-dev
-      nlohmann-json3-dev)
+      nlohmann-json3-dev graphviz)
 missing=()
 for p in "${debs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if ((${#missing[@]})); then

@@ -84,9 +84,12 @@ std::string usage() {
 
 Usage:
   replay --graph bwd.fb --inputs batch.pt [--out grads.pt] [--check expected.pt
-         [--rtol R] [--atol A]] [--bench N] [--profile] [--json]
+         [--rtol R] [--atol A]] [--bench N] [--profile] [--trace trace.json] [--json]
   replay --verify bwd.fb       check a graph file; print a one-line summary or the error
   replay --dump bwd.fb         print the graph, one node per line
+  replay --dot bwd.fb          print the graph as Graphviz (render: | dot -Tsvg > bwd.svg):
+                               inputs as ellipses, nodes as boxes coloured by kind, values as
+                               edges (dashed: read from packed args), elided nodes greyed
   replay --list-ops [--json]   print every resolved built-in op; with --json, every op's
                                packed-args schema as one JSON object on stdout (the table the
                                Python exporter ca_export types packed args with)
@@ -101,6 +104,10 @@ Options:
                       (defaults 1e-6 and 1e-7)
   --bench N           after one warm-up, time N replays; print min/median/max and per-node cost
   --profile           print the time spent per op name, largest first
+  --trace FILE        replay once more under torch's profiler and write its Chrome trace to
+                      FILE (open in Perfetto or chrome://tracing): one event per replayed node,
+                      named as eager's engine names it ("autograd::engine::evaluate_function:
+                      MulBackward0"), with the ATen ops it ran inside
   --json              print the summary as JSON on stdout (human text goes to stderr)
   --max-graph-mb N    refuse graph files larger than N MiB (default )" +
          std::to_string(kMaxGraphBytes >> 20) + R"()
@@ -139,6 +146,8 @@ Options parse_args(int argc, char** argv) {
       {"--check", [&](const std::string& v) { o.check = v; }},
       {"--verify", [&](const std::string& v) { o.verify = v; }},
       {"--dump", [&](const std::string& v) { o.dump = v; }},
+      {"--dot", [&](const std::string& v) { o.dot = v; }},
+      {"--trace", [&](const std::string& v) { o.trace = v; }},
       {"--rtol", [&](const std::string& v) { o.rtol = parse_double("--rtol", v); }},
       {"--atol", [&](const std::string& v) { o.atol = parse_double("--atol", v); }},
       {"--bench", [&](const std::string& v) { o.bench = parse_count("--bench", v); }},

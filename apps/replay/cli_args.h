@@ -20,6 +20,8 @@ struct Options {
   std::string check;                    // --check FILE
   std::string verify;                   // --verify FILE
   std::string dump;                     // --dump FILE
+  std::string dot;                      // --dot FILE
+  std::string trace;                    // --trace FILE
   double rtol = 1e-6;                   // --rtol R
   double atol = 1e-7;                   // --atol A
   int bench = 0;                        // --bench N

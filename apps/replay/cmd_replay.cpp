@@ -1,10 +1,16 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // replay --graph: load, replay, then optionally save, check, benchmark and profile.
 #include <ATen/ATen.h>
+#include <torch/csrc/autograd/profiler_kineto.h>
 #include <torch/cuda.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
+#include <memory>
+#include <set>
 
 #include "ca/error.h"
 #include "ca/escape.h"
@@ -69,6 +75,40 @@ void print_profile(const Executor& ex, const std::vector<at::Tensor>& inputs) {
   }
 }
 
+// One more replay, under torch's own profiler (Kineto), its Chrome trace written to `path` through
+// a temporary file beside it, so that a failed write never leaves half a trace under that name.
+void write_trace(const Executor& ex, const std::vector<at::Tensor>& inputs,
+                 const std::string& path) {
+  namespace prof = torch::autograd::profiler;
+  using torch::profiler::impl::ActivityType;
+  const bool cuda = ex.placement() != nullptr && ex.placement()->target.is_cuda();
+  const torch::profiler::impl::ProfilerConfig config(torch::profiler::impl::ProfilerState::KINETO);
+  std::set<ActivityType> activities{ActivityType::CPU};
+  if (cuda) activities.insert(ActivityType::CUDA);
+  clear_grads(ex, inputs);
+  prof::prepareProfiler(config, activities);
+  prof::enableProfiler(config, activities);
+  try {
+    ex.run(inputs);
+    if (cuda) torch::cuda::synchronize();
+  } catch (...) {
+    prof::disableProfiler();
+    throw;
+  }
+  const std::unique_ptr<prof::ProfilerResult> result = prof::disableProfiler();
+  const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
+  try {
+    result->save(tmp);
+  } catch (const std::exception& e) {
+    std::remove(tmp.c_str());
+    throw Error("--trace " + path + ": the profiler could not write its trace: " + e.what());
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw Error("--trace " + path + ": cannot write there: " + std::strerror(errno));
+  }
+}
+
 void save_grads(const std::vector<at::Tensor>& grads, const std::string& path) {
   std::vector<at::Tensor> out;
   for (size_t i = 0; i < grads.size(); ++i) {
@@ -116,6 +156,12 @@ int cmd_replay(const Options& o) {
     times = bench(ex, inputs, o.bench);
   }
   if (o.profile) print_profile(ex, inputs);
+  if (!o.trace.empty()) {
+    write_trace(ex, inputs, o.trace);
+    std::fprintf(stderr,
+                 "trace of one replay written to %s (open in Perfetto or chrome://tracing)\n",
+                 o.trace.c_str());
+  }
 
   const Graph& g = ex.graph();
   const Stats st = stats_of(times);

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The replay CLI end to end, with Python torch reading and writing the .pt files."""
 import json
+import re
 import subprocess
 
 import torch
@@ -182,3 +183,97 @@ def test_out_leaves_an_existing_tmp_file_alone(replay, example, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("grads")) == [
         "grads.pt", "grads.pt.tmp"]
     assert len(torch.load(out)) > 0
+
+
+ENGINE = "autograd::engine::evaluate_function: "
+
+
+def node_events(trace_events):
+    """Node names of the events eager's engine naming gives, counted (the root excluded: the
+    engine runs it as a node, a replay starts past it)."""
+    import collections
+    names = collections.Counter()
+    for e in trace_events:
+        name = e.get("name", "")
+        if name.startswith(ENGINE) and name != ENGINE + "GraphRoot":
+            names[name[len(ENGINE):]] += 1
+    return names
+
+
+def test_trace_shows_every_replayed_node_as_eager_profiles_it(replay, tmp_path):
+    import torch.nn as nn
+    from export_util import Step, export, params
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 3))
+    x = torch.randn(4, 6)
+    step = Step(lambda: model(x).pow(2).sum(), params(model))
+    export(step, tmp_path)
+    trace = tmp_path / "trace.json"
+    r = run(replay, "--graph", tmp_path / "bwd.fb", "--inputs", tmp_path / "batch.pt",
+            "--check", tmp_path / "expected.pt", "--trace", trace)
+    assert r.returncode == 0, r.stderr
+    assert f"written to {trace}" in r.stderr
+    replayed = node_events(json.loads(trace.read_text())["traceEvents"])
+
+    # The reference: torch's own profiler over eager backward of the same step.
+    for p in step.leaves:
+        p.grad = None
+    loss = step.loss_fn()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        loss.backward()
+    eager = node_events({"name": e.name} for e in prof.events())
+    assert eager["torch::autograd::AccumulateGrad"] == 4, eager
+    assert replayed == eager
+
+    # One event per plan step: node events plus the steps named for what they are (ca::...).
+    dump = run(replay, "--dump", tmp_path / "bwd.fb")
+    steps = int(re.search(r"plan: (\d+) of \d+ nodes run", dump.stderr).group(1))
+    events = json.loads(trace.read_text())["traceEvents"]
+    ours = [e for e in events if e.get("name", "").startswith((ENGINE, "ca::"))]
+    assert len(ours) == steps, [e["name"] for e in ours]
+
+
+def test_trace_to_an_unwritable_place_is_a_clear_error(replay, example, tmp_path):
+    r = run(replay, "--graph", example / "bwd.fb", "--inputs", example / "batch.pt",
+            "--trace", tmp_path / "no" / "such" / "folder" / "t.json")
+    assert r.returncode == 2
+    assert "--trace" in r.stderr and "t.json" in r.stderr
+    assert not list(tmp_path.glob("**/*.tmp-*"))
+
+
+def test_dot_renders_with_graphviz(replay, example, tmp_path):
+    import shutil
+    import xml.etree.ElementTree as ET
+    r = run(replay, "--dot", example / "bwd.fb")
+    assert r.returncode == 0, r.stderr
+    dot = r.stdout
+    assert dot.startswith("digraph backward {")
+    dump = run(replay, "--dump", example / "bwd.fb")
+    nodes = len([line for line in dump.stdout.splitlines() if re.match(r"\s+\d+ [a-z_]+ ", line)])
+    m = re.search(r"plan: (\d+) of (\d+) nodes run; (\d+) validate_outputs elided", dump.stderr)
+    run_count, total, elided = map(int, m.groups())
+    assert total == nodes == len(re.findall(r"^  n\d+ \[", dot, re.M))
+    assert len(re.findall(r"elided at load", dot)) == elided == total - run_count
+    assert shutil.which("dot"), "graphviz's dot is missing: scripts/setup.sh installs it"
+    svg = subprocess.run(["dot", "-Tsvg"], input=dot, capture_output=True, text=True, timeout=60)
+    assert svg.returncode == 0, svg.stderr
+    root = ET.fromstring(svg.stdout)
+    assert root.tag.endswith("svg")
+    titles = [t.text for t in root.iter("{http://www.w3.org/2000/svg}title")]
+    assert sum(1 for t in titles if t and re.fullmatch(r"n\d+", t)) == total
+
+
+def test_dot_escapes_names_from_the_file(replay, example, tmp_path):
+    # A crafted input name with DOT syntax in it stays inside its label.
+    data = bytearray((example / "bwd.fb").read_bytes())
+    i = data.find(b"grad_output")
+    assert i > 0
+    data[i:i + 4] = b'"];x'
+    bad = tmp_path / "crafted.fb"
+    bad.write_bytes(reseal(bytes(data)))
+    r = run(replay, "--dot", bad)
+    assert r.returncode == 0, r.stderr
+    svg = subprocess.run(["dot", "-Tsvg"], input=r.stdout, capture_output=True, text=True,
+                         timeout=60)
+    assert svg.returncode == 0, svg.stderr
+    assert '\\"];x' in r.stdout
