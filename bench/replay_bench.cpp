@@ -5,9 +5,13 @@
 // nodes elided at load, and heap allocations per executed node of one replay (the runtime's
 // own, target 0, and the ops').
 #include <benchmark/benchmark.h>
+#include <valgrind/callgrind.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <string>
 
 #include "alloc_counter.h"
 #include "bench_models.h"
@@ -28,27 +32,41 @@ void clear_grads(const std::vector<at::Tensor>& leaves) {
   for (const at::Tensor& t : leaves) t.mutable_grad().reset();
 }
 
-void BM_ReplayVsEager(benchmark::State& state, const BenchModel& model) {
-  install_memory_tracker();
-  torch::manual_seed(0);
-  at::Tensor loss = model.forward();
-  CaptureResult cap = capture({loss});
-  Executor executor(cap.graph);
-  std::vector<at::Tensor> params;
-  for (size_t k : executor.grad_targets()) params.push_back(cap.inputs[k]);
+// One model's backward, eager and replayed, on the same captured graph.
+struct ReplayPair {
+  at::Tensor loss;
+  CaptureResult cap;
+  Executor executor;
+  std::vector<at::Tensor> params;         // eager's leaves
   std::vector<at::Tensor> replay_inputs;  // what a file replay would see: detached copies
-  for (const at::Tensor& t : cap.inputs) replay_inputs.push_back(t.detach().clone());
   std::vector<at::Tensor> replay_params;
-  for (size_t k : executor.grad_targets()) replay_params.push_back(replay_inputs[k]);
 
-  auto eager_step = [&] {
+  explicit ReplayPair(const BenchModel& model)
+      : loss((torch::manual_seed(0), model.forward())), cap(capture({loss})), executor(cap.graph) {
+    for (size_t k : executor.grad_targets()) params.push_back(cap.inputs[k]);
+    for (const at::Tensor& t : cap.inputs) replay_inputs.push_back(t.detach().clone());
+    for (size_t k : executor.grad_targets()) replay_params.push_back(replay_inputs[k]);
+  }
+  void eager_step() const {
     clear_grads(params);
     torch::autograd::backward({loss}, {}, /*retain_graph=*/true);
-  };
-  auto replay_step = [&] {
+  }
+  void replay_step() const {
     clear_grads(replay_params);
     executor.run(replay_inputs);
-  };
+  }
+};
+
+void BM_ReplayVsEager(benchmark::State& state, const BenchModel& model) {
+  install_memory_tracker();
+  const ReplayPair pair(model);
+  const CaptureResult& cap = pair.cap;
+  const Executor& executor = pair.executor;
+  const auto& params = pair.params;
+  const auto& replay_inputs = pair.replay_inputs;
+  const auto& replay_params = pair.replay_params;
+  auto eager_step = [&] { pair.eager_step(); };
+  auto replay_step = [&] { pair.replay_step(); };
   eager_step();  // warm both up
   replay_step();
 
@@ -96,6 +114,53 @@ void BM_ReplayVsEager(benchmark::State& state, const BenchModel& model) {
 const bool kRegistered = (register_per_model("replay_vs_eager", BM_ReplayVsEager), true);
 
 }  // namespace
+
+// `--count-instructions MODEL [REPS]`, under callgrind (scripts/count_instructions.sh): after a
+// warm-up, REPS eager backwards, then REPS replays of the same graph, each in its own dump, so
+// that instruction counts (repeatable, unlike time on a shared machine) compare the two.
+int count_instructions(const std::string& name, int reps) {
+  if (!RUNNING_ON_VALGRIND) {
+    std::fprintf(stderr,
+                 "--count-instructions: run under callgrind (scripts/count_instructions.sh)\n");
+    return 2;
+  }
+  for (const BenchModel& model : bench_models()) {
+    if (model.name != name) continue;
+    const ReplayPair pair(model);
+    for (int i = 0; i < 3; ++i) {  // warm caches, pools and lazy initialisation on both sides
+      pair.eager_step();
+      pair.replay_step();
+    }
+    std::printf("model %s nodes %zu steps %zu reps %d threads %d\n", name.c_str(),
+                pair.cap.graph.nodes.size(), pair.executor.stats().plan_steps, reps,
+                at::get_num_threads());
+    std::fflush(stdout);
+    CALLGRIND_ZERO_STATS;
+    CALLGRIND_TOGGLE_COLLECT;
+    for (int i = 0; i < reps; ++i) pair.eager_step();
+    CALLGRIND_TOGGLE_COLLECT;
+    CALLGRIND_DUMP_STATS_AT("eager");
+    CALLGRIND_TOGGLE_COLLECT;
+    for (int i = 0; i < reps; ++i) pair.replay_step();
+    CALLGRIND_TOGGLE_COLLECT;
+    CALLGRIND_DUMP_STATS_AT("replay");
+    return 0;
+  }
+  std::fprintf(stderr, "--count-instructions: no model '%s'; models:", name.c_str());
+  for (const BenchModel& model : bench_models()) std::fprintf(stderr, " %s", model.name.c_str());
+  std::fprintf(stderr, "\n");
+  return 2;
+}
+
 }  // namespace ca::bench
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  if (argc >= 3 && std::string(argv[1]) == "--count-instructions") {
+    return ca::bench::count_instructions(argv[2], argc >= 4 ? std::max(1, std::atoi(argv[3])) : 5);
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
