@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "ca/capture.h"
 #include "ca/custom_function.h"
@@ -130,6 +131,13 @@ void fail_at_every_point(bool c10_error) {
 TEST(CaptureRestore, AnExceptionAtAnyPointLeavesTheGraphForEager) { fail_at_every_point(false); }
 
 TEST(CaptureRestore, ATorchErrorAtAnyPointLeavesTheGraphForEager) { fail_at_every_point(true); }
+
+// Restore tells the dead frames of the unwound node from live memory by this thread's stack: the
+// same on a thread of the program's own.
+TEST(CaptureRestore, AnExceptionOnAnotherThreadLeavesTheGraphForEager) {
+  std::thread worker([] { fail_at_every_point(false); });
+  worker.join();
+}
 
 }  // namespace
 }  // namespace ca

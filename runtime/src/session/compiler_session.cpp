@@ -120,45 +120,65 @@ template struct KeySizeAccess<&dyn::CompiledNodeArgs::_specialization_key_size>;
 // stash's values without naming their types.
 //
 // Some nodes stash locals of their own apply_with_saved (AccumulateGrad swaps copies of its
-// variable and grad). Those frames are gone once the exception reaches us: writing into one would
-// release whatever its dead slot still holds, a second time. Our own frames never hand a local to
-// before(), so a key on this thread's stack is always such a local and is only dropped.
-class ThreadStack {
+// variable and grad). Those frames are gone once the exception reaches apply_node: writing into
+// one would release whatever its dead slot still holds, a second time. They lie on this thread's
+// stack below apply_node's own frame (stacks grow down on every target we build for); such a key
+// is dropped, every other one (node members, other nodes' metadata: heap) is restored.
+class DeadFrames {
  public:
-  ThreadStack() {
-    pthread_attr_t attr;
-    if (pthread_getattr_np(pthread_self(), &attr) != 0) return;
-    void* base = nullptr;
-    size_t size = 0;
-    if (pthread_attr_getstack(&attr, &base, &size) == 0) {
-      lo_ = reinterpret_cast<uintptr_t>(base);
-      hi_ = lo_ + size;
-    }
-    pthread_attr_destroy(&attr);
-  }
+  explicit DeadFrames(const void* live_frame)
+      : hi_(reinterpret_cast<uintptr_t>(live_frame)), lo_(stack_low(hi_)) {}
   bool holds(const void* p) const {
     const auto a = reinterpret_cast<uintptr_t>(p);
     return a >= lo_ && a < hi_;
   }
 
  private:
-  uintptr_t lo_ = 0, hi_ = 0;
+  // Where the bounds cannot be read, a window far larger than the few frames that unwound.
+  static constexpr uintptr_t kFallbackWindow = uintptr_t{1} << 20;
+
+  // The thread's lowest stack address, read once per thread (glibc parses /proc/self/maps for
+  // the main thread, and harvest unwinds through here for every node type).
+  static uintptr_t stack_low(uintptr_t frame) {
+    thread_local const uintptr_t low = [] {
+      uintptr_t found = 0;
+      pthread_attr_t attr;
+      if (pthread_getattr_np(pthread_self(), &attr) != 0) return found;
+      void* base = nullptr;
+      size_t size = 0;
+      if (pthread_attr_getstack(&attr, &base, &size) == 0)
+        found = reinterpret_cast<uintptr_t>(base);
+      pthread_attr_destroy(&attr);
+      return found;
+    }();
+    if (low != 0 && low < frame) return low;
+    return frame > kFallbackWindow ? frame - kFallbackWindow : 0;
+  }
+
+  uintptr_t hi_, lo_;
 };
 
 template <class Stash>
-void restore_stash(Stash& stash, const ThreadStack& stack) {
+void restore_stash(Stash& stash, const DeadFrames& dead) {
   for (auto& [key, stashed] : stash) {
     using Value = std::remove_const_t<std::remove_pointer_t<std::decay_t<decltype(key)>>>;
-    if (!stack.holds(key)) *const_cast<Value*>(key) = std::move(stashed.prior_value);
+    if (!dead.holds(key)) *const_cast<Value*>(key) = std::move(stashed.prior_value);
   }
   stash.clear();
 }
 
-void restore_swapped(dyn::SwapSavedVariables& saved, const ThreadStack& stack);
+template <class... Stash>
+void restore_stashes(const void* live_frame, Stash&... stashes) {
+  if ((stashes.empty() && ...)) return;  // nothing swapped yet
+  const DeadFrames dead(live_frame);
+  (restore_stash(stashes, dead), ...);
+}
+
+void restore_swapped(dyn::SwapSavedVariables& saved, const void* live_frame);
 template <auto... Stashes>
 struct StashAccess {
-  friend void restore_swapped(dyn::SwapSavedVariables& saved, const ThreadStack& stack) {
-    (restore_stash(saved.*Stashes, stack), ...);
+  friend void restore_swapped(dyn::SwapSavedVariables& saved, const void* live_frame) {
+    restore_stashes(live_frame, saved.*Stashes...);
   }
 };
 template struct StashAccess<
@@ -193,7 +213,8 @@ variable_list apply_node(dyn::AutogradCompilerCall& compiler, dyn::TraceState& s
     }
     return outputs;
   } catch (...) {
-    restore_swapped(saved, ThreadStack());  // the graph is the user's again before the error leaves
+    // The graph is the user's again before the error leaves; frames below this one are dead.
+    restore_swapped(saved, __builtin_frame_address(0));
     throw;
   }
 }
