@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "ca/compiled_backward.h"
 #include "ca/custom_function.h"
 #include "ca/error.h"
 #include "ca/executor.h"
@@ -96,6 +97,53 @@ TEST(Capture, LeavesTheAutogradGraphUsable) {
   capture({loss});
   loss.backward();
   EXPECT_TRUE(torch::allclose(w.grad(), w.exp() * w + w.exp()));
+}
+
+/// sin(x) whose backward differentiates through the graph it built in forward and kept in
+/// saved_data, by a reentrant autograd::grad, as hand-written checkpointing does.
+struct SinByInnerGrad : public torch::autograd::Function<SinByInnerGrad> {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x) {
+    torch::AutoGradMode on(true);
+    const at::Tensor xd = x.detach().requires_grad_();
+    const at::Tensor y = xd.sin();
+    ctx->saved_data["x"] = xd;
+    ctx->saved_data["y"] = y;
+    return y.detach();
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    torch::AutoGradMode on(true);
+    const at::Tensor xd = ctx->saved_data["x"].toTensor();
+    const at::Tensor y = ctx->saved_data["y"].toTensor();
+    return {torch::autograd::grad({y}, {xd}, {grads[0]})[0]};
+  }
+};
+
+TEST(Capture, ACustomFunctionKeepingAGradTensorInSavedDataIsRefusedAndLeftForEager) {
+  register_function<SinByInnerGrad>();
+  const at::Tensor w = torch::randn({5}, torch::requires_grad());
+  for (const bool release : {false, true}) {
+    const at::Tensor loss = SinByInnerGrad::apply(w * 2).sum();
+    const std::string msg = test::error_of<CaptureError>(
+        [&] { capture({loss}, {}, CaptureOptions{/*release_variables=*/release}); });
+    EXPECT_TRUE(test::contains(msg, "saved_data[\"x\"], saved_data[\"y\"]")) << msg;
+    EXPECT_TRUE(test::contains(msg, "reentrant")) << msg;
+    w.mutable_grad().reset();
+    loss.backward();  // nothing was released: eager still runs on the graph
+    EXPECT_TRUE(torch::allclose(w.grad(), 2 * (2 * w.detach()).cos())) << "release " << release;
+  }
+}
+
+TEST(Capture, TheTrainerApiReplaysThatFunctionInProcess) {
+  register_function<SinByInnerGrad>();
+  const at::Tensor w = torch::randn({5}, torch::requires_grad());
+  CompiledBackward cb;
+  for (int step = 0; step < 2; ++step) {
+    w.mutable_grad().reset();
+    cb.backward({SinByInnerGrad::apply(w * 2).sum()});
+    EXPECT_TRUE(torch::allclose(w.grad(), 2 * (2 * w.detach()).cos())) << "step " << step;
+  }
+  EXPECT_EQ(cb.stats().hits, 1u);
+  EXPECT_EQ(cb.stats().eager_fallbacks, 0u);
 }
 
 }  // namespace

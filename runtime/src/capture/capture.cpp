@@ -7,6 +7,8 @@
 #include <torch/csrc/autograd/variable.h>
 #include <torch/csrc/dynamo/compiled_autograd.h>
 
+#include <set>
+#include <string>
 #include <typeinfo>
 #include <unordered_map>
 
@@ -17,6 +19,7 @@
 #include "capture/capture_walk.h"
 #include "capture/graph_walk.h"
 #include "capture/recorder.h"
+#include "check.h"
 #include "session/compiler_session.h"
 
 namespace ca {
@@ -210,12 +213,59 @@ CaptureResult capture_walk(GraphWalk& walk, bool release_variables,
 
 }  // namespace detail
 
+namespace {
+
+// A graph keeps a tensor's values, not its autograd history. A custom function holding a tensor
+// that requires grad in saved_data may differentiate through it in its backward (a reentrant
+// backward), which would fail once the graph is replayed from a file, where that tensor is a
+// plain input. A custom function's packed args start with its saved_data: the keys, then one
+// value per key. The trainer API replays in process, on the tensors themselves, and allows it.
+void refuse_saved_data_history(const CaptureResult& cap) {
+  std::set<std::string> custom;
+  for (const OpSchema& s : cap.graph.op_schemas) {
+    if (s.is_custom_function) custom.insert(s.op);
+  }
+  for (size_t i = 0; i < cap.graph.nodes.size(); ++i) {
+    const Node& n = cap.graph.nodes[i];
+    if (n.kind != NodeKind::kFunctional || custom.count(n.op.str()) == 0 || n.args.empty()) {
+      continue;
+    }
+    const Arg& keys = n.args[0];
+    CA_CHECK(keys.kind == Arg::Kind::kList, "a custom function's packed args start with keys");
+    std::set<std::string> offending;  // sorted: saved_data's own order is a hash map's
+    for (size_t k = 0; k < keys.items.size() && k + 1 < n.args.size(); ++k) {
+      const Arg& value = n.args[k + 1];
+      if (value.kind == Arg::Kind::kTensor && value.ref >= 0 &&
+          static_cast<size_t>(value.ref) < cap.inputs.size() &&
+          cap.inputs[static_cast<size_t>(value.ref)].requires_grad()) {
+        offending.insert("saved_data[\"" + keys.items[k].s.str() + "\"]");
+      }
+    }
+    if (offending.empty()) continue;
+    std::string which;
+    for (const std::string& o : offending) which += (which.empty() ? "" : ", ") + o;
+    throw CaptureError(
+        "node " + std::to_string(i) + " (custom function " + n.op.str() + "): " + which +
+        " holds a tensor that requires grad. A graph keeps its values but not its autograd "
+        "history, so a backward that differentiates through it (a reentrant backward, as "
+        "checkpointing runs) would fail at replay. Store it detached if the backward only reads "
+        "it; ca::CompiledBackward and ca::enable() replay such functions in process");
+  }
+}
+
+}  // namespace
+
 CaptureResult capture(const std::vector<at::Tensor>& roots, const std::vector<at::Tensor>& grads,
                       const CaptureOptions& options) {
   OpRegistry::global();  // harvest first: a failed walk must not leave it half-done
   std::unique_ptr<detail::GraphWalk> walk =
       detail::walk_from_root(detail::make_root(roots, grads), /*keys=*/false);
-  return detail::capture_walk(*walk, options.release_variables);
+  CaptureResult cap = detail::capture_walk(*walk, /*release_variables=*/false);
+  refuse_saved_data_history(cap);  // before anything is released: a refusal leaves the graph
+  if (options.release_variables) {
+    for (const NodePtr& fn : walk->order) fn->release_variables();
+  }
+  return cap;
 }
 
 }  // namespace ca
