@@ -6,6 +6,8 @@
 #include <c10/core/ScalarType.h>
 
 #include <cstdio>
+#include <exception>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +27,10 @@ std::string dot_label(const std::vector<std::string>& lines) {
   for (size_t i = 0; i < lines.size(); ++i) {
     if (i > 0) out += "\\n";
     for (char c : escape_text(lines[i])) {
+      if (c == '\n' || c == '\r' || c == '\t') {  // escape_text keeps these; DOT gets spaces
+        out += ' ';
+        continue;
+      }
       if (c == '"' || c == '\\') out += '\\';
       out += c;
     }
@@ -155,10 +161,8 @@ int cmd_dot(const Options& o) {
   Graph g = load_graph(o.dot, load_options(o));  // errors go to main: stderr, exit 2
   std::optional<Executor> ex;
   try {
-    ExecutorOptions options;
-    options.allow_version_mismatch = o.allow_version_mismatch;
-    ex.emplace(Graph(g), options);
-  } catch (const Error& e) {
+    ex.emplace(Graph(g), executor_options(o));
+  } catch (const std::exception& e) {
     std::fprintf(stderr, "plan: not built, no node shown as elided: %s\n", e.what());
   }
   const size_t runs = ex ? ex->stats().plan_steps : g.nodes.size();

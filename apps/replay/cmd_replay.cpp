@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <memory>
 #include <set>
 
@@ -75,6 +76,19 @@ void print_profile(const Executor& ex, const std::vector<at::Tensor>& inputs) {
   }
 }
 
+// Whether `path` holds a whole JSON object: Kineto logs a failed or short write instead of
+// throwing, so the file itself is the evidence.
+bool whole_json_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in || in.tellg() <= 0) return false;
+  std::streamoff back = 1;
+  for (char c = ' '; back <= 64 && in.seekg(-back, std::ios::end) && in.get(c); ++back) {
+    if (c == '}') return true;
+    if (c != ' ' && c != '\n' && c != '\r' && c != '\t') return false;
+  }
+  return false;
+}
+
 // One more replay, under torch's own profiler (Kineto), its Chrome trace written to `path` through
 // a temporary file beside it, so that a failed write never leaves half a trace under that name.
 void write_trace(const Executor& ex, const std::vector<at::Tensor>& inputs,
@@ -97,15 +111,19 @@ void write_trace(const Executor& ex, const std::vector<at::Tensor>& inputs,
   }
   const std::unique_ptr<prof::ProfilerResult> result = prof::disableProfiler();
   const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
+  std::string failure;
   try {
     result->save(tmp);
+    if (!whole_json_file(tmp)) failure = "the profiler could not write its trace to " + tmp;
   } catch (const std::exception& e) {
-    std::remove(tmp.c_str());
-    throw Error("--trace " + path + ": the profiler could not write its trace: " + e.what());
+    failure = std::string("the profiler could not write its trace: ") + e.what();
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+  if (failure.empty() && std::rename(tmp.c_str(), path.c_str()) != 0) {
+    failure = std::string("cannot write there: ") + std::strerror(errno);
+  }
+  if (!failure.empty()) {
     std::remove(tmp.c_str());
-    throw Error("--trace " + path + ": cannot write there: " + std::strerror(errno));
+    throw Error("--trace " + path + ": " + failure);
   }
 }
 

@@ -19,6 +19,9 @@ int main(int argc, char** argv) {
       std::fputs(version_text().c_str(), stdout);
       return 0;
     }
+    if (!o.trace.empty() && o.graph.empty()) {
+      throw ca::Error("--trace needs --graph and --inputs: it traces a replay (see --help)");
+    }
     if (o.list_ops) return cmd_list_ops(o);
     if (!o.verify.empty()) return cmd_verify(o);
     if (!o.dump.empty()) return cmd_dump(o);

@@ -238,7 +238,19 @@ def test_trace_to_an_unwritable_place_is_a_clear_error(replay, example, tmp_path
             "--trace", tmp_path / "no" / "such" / "folder" / "t.json")
     assert r.returncode == 2
     assert "--trace" in r.stderr and "t.json" in r.stderr
-    assert not list(tmp_path.glob("**/*.tmp-*"))
+    # A folder in the way: the trace is written beside it, then cannot take its name; the
+    # temporary file goes and the folder stays as it was.
+    out = tmp_path / "out"
+    (out / "taken").mkdir(parents=True)
+    (out / "taken" / "keep").write_text("mine")
+    r = run(replay, "--graph", example / "bwd.fb", "--inputs", example / "batch.pt",
+            "--trace", out / "taken")
+    assert r.returncode == 2
+    assert "--trace" in r.stderr and "taken" in r.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["taken"]
+    assert (out / "taken" / "keep").read_text() == "mine"
+    r = run(replay, "--trace", tmp_path / "t.json")
+    assert r.returncode == 2 and "--trace needs --graph" in r.stderr
 
 
 def test_dot_renders_with_graphviz(replay, example, tmp_path):
@@ -273,7 +285,10 @@ def test_dot_escapes_names_from_the_file(replay, example, tmp_path):
     bad.write_bytes(reseal(bytes(data)))
     r = run(replay, "--dot", bad)
     assert r.returncode == 0, r.stderr
+    assert '\\"];x' in r.stdout
+    import shutil
+    assert shutil.which("dot"), "graphviz's dot is missing: scripts/setup.sh installs it"
     svg = subprocess.run(["dot", "-Tsvg"], input=r.stdout, capture_output=True, text=True,
                          timeout=60)
     assert svg.returncode == 0, svg.stderr
-    assert '\\"];x' in r.stdout
+    assert "<title>x</title>" not in svg.stdout  # no node "x" escaped its label
