@@ -6,8 +6,11 @@
 
 Each dump is a callgrind output file (scripts/count_instructions.sh makes them). Every
 function's self cost (instructions executed in it, not in what it calls) is put in the first
-category whose pattern its name or object matches; the table gives instructions per node of one
-backward (dump total / reps / N) on each side and the ratio replay / eager.
+category whose pattern its "object:function" matches; the table gives instructions per node of
+one backward (dump total / reps / N) on each side and the ratio replay / eager. "ca-replay
+runtime" is everything executed in our libraries, torch's inline header code compiled into them
+included. Dispatcher wrappers are told apart by their own name's prefix, before the template
+arguments that may name a kernel.
 """
 import argparse
 import collections
@@ -16,7 +19,8 @@ import os
 import re
 import sys
 
-# (category, pattern on "object:function"); first match wins, so the order matters.
+STRIPPED = "match the function's own name, without template arguments or parameters"
+# (category, pattern on "object:function"[, STRIPPED]); the first match wins: order matters.
 CATEGORIES = [
     ("ca-replay runtime", re.compile(r"(^|/)libca_[a-z]+\.so[^:]*:|:ca::")),
     ("functional forms (pack/unpack)",
@@ -24,6 +28,9 @@ CATEGORIES = [
     ("memory allocation",
      re.compile(r"malloc|(^|[^a-z_])free|operator new|operator delete|alloc_cpu|free_cpu|"
                 r"CPUAllocator|CPUCachingAllocator|posix_memalign|tcache|_int_")),
+    ("ATen dispatch and boxing",  # by the name's own prefix: see stripped()
+     re.compile(r":(c10::impl::|c10::Dispatcher|c10::KernelFunction|c10::BoxedKernel|"
+                r"c10::OperatorHandle|at::_ops::)"), STRIPPED),
     ("kernels and math",  # ???:0x... is code generated at run time: oneDNN's JIT kernels
      re.compile(r"^\?\?\?:0x|at::native::|at::vec::|at::internal::|Vectorized|cpu_kernel|sleef|Sleef|"
                 r"mkl|dnnl|gemm|blas|GOMP|omp_|libgomp|libm[.-]|memcpy|memset|memmove|"
@@ -49,9 +56,15 @@ OTHER = "other"
 NAME_REF = re.compile(r"^\((\d+)\)(?: (.*))?$")
 
 
+def stripped(where):
+    """ "obj:ns::f<args>(params)" without template arguments and parameters: "obj:ns::f"."""
+    return re.split(r"[<(]", where, maxsplit=1)[0]
+
+
 def self_costs(path):
     """{"object:function": self instructions} and the dump's total, from one callgrind file."""
     names = {"ob": {}, "fn": {}}
+    cost_column = 1  # after the position columns the "positions:" header names
     ob = fn = ""
     costs = collections.Counter()
     total = None
@@ -81,24 +94,26 @@ def self_costs(path):
                 resolve("fn", line[4:])
             elif line.startswith("calls="):
                 skip_next_cost = True
+            elif line.startswith("positions:"):
+                cost_column = len(line.split(":", 1)[1].split())
             elif line.startswith(("summary:", "totals:")):
                 total = int(line.split(":", 1)[1].split()[0])
             elif line[0].isdigit() or line[0] in "+-*":
                 fields = line.split()
-                if len(fields) < 2:
+                if len(fields) <= cost_column:
                     continue
                 if skip_next_cost:
                     skip_next_cost = False
                     continue
-                costs[f"{os.path.basename(ob)}:{fn}"] += int(fields[1])
+                costs[f"{os.path.basename(ob)}:{fn}"] += int(fields[cost_column])
     if total is None:
         total = sum(costs.values())
     return costs, total
 
 
 def category_of(where):
-    for name, pattern in CATEGORIES:
-        if pattern.search(where):
+    for name, pattern, *on in CATEGORIES:
+        if pattern.search(stripped(where) if on == [STRIPPED] else where):
             return name
     return OTHER
 
@@ -126,7 +141,7 @@ def main(argv=None):
         costs, total = self_costs(getattr(a, side))
         sides[side] = (categorize(costs), total)
         top[side] = costs.most_common(a.top)
-    rows = [name for name, _ in CATEGORIES] + [OTHER]
+    rows = list(dict.fromkeys(entry[0] for entry in CATEGORIES)) + [OTHER]
     if a.json:
         json.dump({side: {"total_per_node": total / per,
                           "per_node": {r: cats[r] / per for r in rows}}
