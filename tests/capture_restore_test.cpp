@@ -13,6 +13,7 @@
 #include "ca/error.h"
 #include "capture/capture_walk.h"
 #include "test_util.h"
+#include "unregistered_lin.h"
 
 namespace ca {
 namespace {
@@ -20,23 +21,7 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-/// x @ w (+ b), written as users write it: save_for_backward, a flag in saved_data, an optional
-/// bias whose grad is undefined when it is absent. No test registers it.
-struct Lin : public torch::autograd::Function<Lin> {
-  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& w,
-                            const std::optional<at::Tensor>& b) {
-    ctx->save_for_backward({x, w});
-    ctx->saved_data["has_bias"] = b.has_value();
-    const at::Tensor y = x.mm(w);
-    return b.has_value() ? y + *b : y;
-  }
-  static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    const auto saved = ctx->get_saved_variables();
-    const at::Tensor& g = grads[0];
-    at::Tensor gb = ctx->saved_data["has_bias"].toBool() ? g.sum(0) : at::Tensor();
-    return {g.mm(saved[1].t()), saved[0].t().mm(g), gb};
-  }
-};
+using Lin = test::UnregisteredLin;  // unregistered: capture refuses it
 
 /// The same, registered: capture runs through it and records it.
 struct RegisteredLin : public torch::autograd::Function<RegisteredLin> {

@@ -11,30 +11,12 @@
 
 #include "ca/compiled_backward.h"
 #include "test_util.h"
+#include "unregistered_lin.h"
 
 namespace ca {
 namespace {
 
-using torch::autograd::AutogradContext;
-using torch::autograd::variable_list;
-
-/// x @ w (+ b), never registered: the ordinary custom function of a user who has not heard of
-/// CA_REGISTER_FUNCTION.
-struct Lin : public torch::autograd::Function<Lin> {
-  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& w,
-                            const std::optional<at::Tensor>& b) {
-    ctx->save_for_backward({x, w});
-    ctx->saved_data["has_bias"] = b.has_value();
-    const at::Tensor y = x.mm(w);
-    return b.has_value() ? y + *b : y;
-  }
-  static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    const auto saved = ctx->get_saved_variables();
-    const at::Tensor& g = grads[0];
-    at::Tensor gb = ctx->saved_data["has_bias"].toBool() ? g.sum(0) : at::Tensor();
-    return {g.mm(saved[1].t()), saved[0].t().mm(g), gb};
-  }
-};
+using Lin = test::UnregisteredLin;  // unregistered: capture refuses it
 
 struct Params {
   at::Tensor w = torch::randn({4, 2}, torch::requires_grad());
