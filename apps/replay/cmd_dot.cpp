@@ -3,8 +3,6 @@
 // (`replay --dot bwd.fb | dot -Tsvg > bwd.svg`). Graph inputs are ellipses, nodes boxes coloured
 // by kind, edges the values that flow between them (dashed: a tensor a node reads from its packed
 // args, e.g. a saved tensor); nodes the executor's load removes are greyed.
-#include <c10/core/ScalarType.h>
-
 #include <cstdio>
 #include <exception>
 #include <optional>
@@ -14,6 +12,7 @@
 #include "ca/error.h"
 #include "ca/escape.h"
 #include "ca/executor.h"
+#include "ca/graph_dump.h"
 #include "ca/graph_io.h"
 #include "commands.h"
 
@@ -58,22 +57,7 @@ const char* fill_of(NodeKind kind) {
 }
 
 std::vector<std::string> input_label(const GraphInput& in, size_t k) {
-  const std::string name = std::to_string(k) + ": " + in.name;
-  switch (in.kind) {
-    case GraphInput::Kind::kInt:
-      return {name, "int " + std::to_string(in.int_value)};
-    case GraphInput::Kind::kDouble:
-      return {name, "double"};
-    case GraphInput::Kind::kTensor:
-      break;
-  }
-  std::string s = c10::toString(in.meta.dtype);
-  s += "[";
-  for (size_t d = 0; d < in.meta.sizes.size(); ++d) {
-    s += (d ? "," : "") +
-         (in.meta.sizes[d] == kDynamicSize ? std::string("?") : std::to_string(in.meta.sizes[d]));
-  }
-  return {name, s + "] " + in.meta.device.str()};
+  return {std::to_string(k) + ": " + in.name, format_input(in)};
 }
 
 std::vector<std::string> node_label(const Node& n, size_t i, bool runs) {

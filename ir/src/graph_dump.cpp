@@ -148,21 +148,8 @@ std::string bool_list(const Arg& a) {
 }
 
 std::string input_line(const GraphInput& in, size_t i) {
-  std::string s =
-      "  %" + std::to_string(i) + " " + (in.name.empty() ? "?" : escaped(in.name)) + ": ";
-  switch (in.kind) {
-    case GraphInput::Kind::kInt:
-      return s + "int = " + std::to_string(in.int_value);
-    case GraphInput::Kind::kDouble:
-      return s + "float = " + real(in.double_value);
-    case GraphInput::Kind::kTensor:
-      break;
-  }
-  s += scalar_type(static_cast<int64_t>(in.meta.dtype)) + "[";
-  for (size_t k = 0; k < in.meta.sizes.size(); ++k)
-    s += (k ? ", " : "") + std::to_string(in.meta.sizes[k]);
-  s += "] " + device(static_cast<int64_t>(in.meta.device.type()), in.meta.device.index());
-  return in.meta.requires_grad ? s + " requires_grad" : s;
+  return "  %" + std::to_string(i) + " " + (in.name.empty() ? "?" : escaped(in.name)) + ": " +
+         format_input(in);
 }
 
 std::string node_line(const Node& n, size_t index) {
@@ -185,6 +172,22 @@ std::string op_schema_line(const OpSchema& o) {
 }
 
 }  // namespace
+
+std::string format_input(const GraphInput& in) {
+  switch (in.kind) {
+    case GraphInput::Kind::kInt:
+      return "int = " + std::to_string(in.int_value);
+    case GraphInput::Kind::kDouble:
+      return "float = " + real(in.double_value);
+    case GraphInput::Kind::kTensor:
+      break;
+  }
+  std::string s = scalar_type(static_cast<int64_t>(in.meta.dtype)) + "[";
+  for (size_t k = 0; k < in.meta.sizes.size(); ++k)
+    s += (k ? ", " : "") + std::to_string(in.meta.sizes[k]);
+  s += "] " + device(static_cast<int64_t>(in.meta.device.type()), in.meta.device.index());
+  return in.meta.requires_grad ? s + " requires_grad" : s;
+}
 
 std::string format_arg(const Arg& a) {
   switch (a.kind) {

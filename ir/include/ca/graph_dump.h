@@ -14,6 +14,10 @@ namespace ca {
 /// graphs that were never validated: out-of-range ids print as they are.
 std::string dump_graph(const Graph& graph);
 
+/// What a graph input holds, as dump_graph prints it after its name: "Float[32, 10] cpu
+/// requires_grad", "int = 8" or "float = 0.5" (-1 is a dynamic size). Safe on unvalidated input.
+std::string format_input(const GraphInput& input);
+
 /// Short text of one packed argument, as used by dump_graph.
 std::string format_arg(const Arg& arg);
 
