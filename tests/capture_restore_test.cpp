@@ -95,7 +95,7 @@ void fail_at_every_point(bool c10_error) {
     bool threw = false;
     try {
       auto walk = detail::walk_from_root(detail::make_root({loss}, {}), /*keys=*/false);
-      detail::capture_walk(*walk, /*release_variables=*/false, observer);
+      detail::capture_walk(*walk, observer);
     } catch (const Injected&) {
       threw = true;
     } catch (const c10::Error&) {  // past the trace, nothing converts it

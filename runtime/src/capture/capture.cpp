@@ -190,8 +190,7 @@ void trace_all(CaptureState& st, const detail::GraphWalk& walk,
 
 namespace detail {
 
-CaptureResult capture_walk(GraphWalk& walk, bool release_variables,
-                           const CaptureObserver& observer) {
+CaptureResult capture_walk(GraphWalk& walk, const CaptureObserver& observer) {
   OpRegistry::global();  // harvest before our session takes the process-wide interface slot
   CaptureState st{walk.compiler, walk.calls, {}};
   st.builder.graph().torch_version = runtime_torch_version();
@@ -202,9 +201,6 @@ CaptureResult capture_walk(GraphWalk& walk, bool release_variables,
     trace_all(st, walk, observer);
   }
   if (observer) observer("finish");
-  if (release_variables) {
-    for (const NodePtr& fn : walk.order) fn->release_variables();
-  }
   CaptureResult result;
   result.graph = std::move(st.builder.finish());
   result.inputs = std::move(st.builder.real_inputs());
@@ -260,7 +256,7 @@ CaptureResult capture(const std::vector<at::Tensor>& roots, const std::vector<at
   OpRegistry::global();  // harvest first: a failed walk must not leave it half-done
   std::unique_ptr<detail::GraphWalk> walk =
       detail::walk_from_root(detail::make_root(roots, grads), /*keys=*/false);
-  CaptureResult cap = detail::capture_walk(*walk, /*release_variables=*/false);
+  CaptureResult cap = detail::capture_walk(*walk);
   refuse_saved_data_history(cap);  // before anything is released: a refusal leaves the graph
   if (options.release_variables) {
     for (const NodePtr& fn : walk->order) fn->release_variables();

@@ -10,12 +10,11 @@
 namespace ca::detail {
 
 /// Pass 2 over `walk` (apply_with_saved on proxies, every compiler call recorded): the graph and
-/// its real inputs. `release_variables` frees the autograd graph's saved state afterwards, as
-/// backward() without retain_graph does. Throws CaptureError naming the node. Whatever it
-/// throws, the autograd graph is left as it found it (every saved value swapped for a proxy is
-/// back), so the caller may run eager backward on it. `observer` (tests) sees every point where
-/// capture can fail.
-CaptureResult capture_walk(GraphWalk& walk, bool release_variables,
-                           const CaptureObserver& observer = {});
+/// its real inputs. Releases nothing: a caller that refuses the result still has the autograd
+/// graph, and frees its saved state itself (backward() without retain_graph) once it keeps it.
+/// Throws CaptureError naming the node. Whatever it throws, the autograd graph is left as it
+/// found it (every saved value swapped for a proxy is back), so the caller may run eager
+/// backward on it. `observer` (tests) sees every point where capture can fail.
+CaptureResult capture_walk(GraphWalk& walk, const CaptureObserver& observer = {});
 
 }  // namespace ca::detail

@@ -189,7 +189,7 @@ std::vector<at::Tensor> BackwardAccess::step(CompiledBackward& cb, const WalkFn&
     // Capture leaves the autograd graph as it found it whatever it throws, and the executor is
     // made before anything is released: a graph refused at either point runs eagerly, untouched.
     try {
-      CaptureResult cap = capture_walk(*walk, /*release_variables=*/false);
+      CaptureResult cap = capture_walk(*walk);
       std::string reason = s.miss_reason(key);
       executor = &s.insert(hash, std::move(key), std::move(cap.graph));
       inputs = std::move(cap.inputs);
