@@ -60,52 +60,45 @@ struct ReplayPair {
 void BM_ReplayVsEager(benchmark::State& state, const BenchModel& model) {
   install_memory_tracker();
   const ReplayPair pair(model);
-  const CaptureResult& cap = pair.cap;
-  const Executor& executor = pair.executor;
-  const auto& params = pair.params;
-  const auto& replay_inputs = pair.replay_inputs;
-  const auto& replay_params = pair.replay_params;
-  auto eager_step = [&] { pair.eager_step(); };
-  auto replay_step = [&] { pair.replay_step(); };
-  eager_step();  // warm both up
-  replay_step();
+  pair.eager_step();  // warm both up
+  pair.replay_step();
 
   double eager_total = 0, replay_total = 0;
   for (auto _ : state) {
     auto start = Clock::now();
-    eager_step();
+    pair.eager_step();
     eager_total += seconds(start);
     start = Clock::now();
-    replay_step();
+    pair.replay_step();
     const double t = seconds(start);
     replay_total += t;
     state.SetIterationTime(t);
   }
-  clear_grads(params);
+  clear_grads(pair.params);
   reset_peak();
-  eager_step();
+  pair.eager_step();
   const double eager_peak = static_cast<double>(peak_bytes_since_reset());
-  clear_grads(replay_params);
+  clear_grads(pair.replay_params);
   reset_peak();
-  replay_step();
+  pair.replay_step();
   const double replay_peak = static_cast<double>(peak_bytes_since_reset());
 
   // Allocations of one steady-state replay, the runtime's own apart from the ops'.
-  clear_grads(replay_params);
+  clear_grads(pair.replay_params);
   AllocAttribution attribution;
   start_counting();
-  executor.run(replay_inputs, &attribution);
+  pair.executor.run(pair.replay_inputs, &attribution);
   const AllocCounts allocs = stop_counting();
-  const double steps = static_cast<double>(executor.stats().plan_steps);
+  const double steps = static_cast<double>(pair.executor.stats().plan_steps);
 
   const double n = static_cast<double>(state.iterations());
-  state.counters["nodes"] = static_cast<double>(cap.graph.nodes.size());
+  state.counters["nodes"] = static_cast<double>(pair.cap.graph.nodes.size());
   state.counters["eager_us"] = 1e6 * eager_total / n;
   state.counters["replay_us"] = 1e6 * replay_total / n;
   state.counters["ratio"] = replay_total / eager_total;
   state.counters["eager_peak_MiB"] = eager_peak / (1 << 20);
   state.counters["replay_peak_MiB"] = replay_peak / (1 << 20);
-  state.counters["elided"] = static_cast<double>(executor.stats().validates_elided);
+  state.counters["elided"] = static_cast<double>(pair.executor.stats().validates_elided);
   state.counters["rt_allocs_per_node"] = static_cast<double>(allocs.runtime) / steps;
   state.counters["op_allocs_per_node"] = static_cast<double>(allocs.op) / steps;
   state.counters["mem_ratio"] = eager_peak > 0 ? replay_peak / eager_peak : 0.0;
