@@ -292,3 +292,17 @@ def test_dot_escapes_names_from_the_file(replay, example, tmp_path):
                          timeout=60)
     assert svg.returncode == 0, svg.stderr
     assert "<title>x</title>" not in svg.stdout  # no node "x" escaped its label
+
+
+def test_dot_refuses_a_corrupt_graph_naming_it(replay, example, tmp_path):
+    data = (example / "bwd.fb").read_bytes()
+    bad = tmp_path / "cut.fb"
+    bad.write_bytes(data[: len(data) // 3])
+    r = run(replay, "--dot", bad)
+    assert r.returncode == 2
+    assert "cut.fb" in r.stderr and r.stdout == ""
+    flipped = bytearray(data)
+    flipped[len(flipped) // 2] ^= 0xFF
+    bad.write_bytes(bytes(flipped))
+    r = run(replay, "--dot", bad)
+    assert r.returncode == 2 and "checksum" in r.stderr and r.stdout == ""
