@@ -8,7 +8,7 @@ source "$(dirname "$0")/env.sh"
 start=$(date +%s)
 
 debs=(cmake g++ ninja-build python3-venv libflatbuffers-dev flatbuffers-compiler libgtest-dev
-      libbenchmark-dev clang-format libxxhash-dev libcli11-dev
+      libbenchmark-dev clang-format libxxhash-dev libcli11-dev libgloo-dev iproute2
       nlohmann-json3-dev graphviz)
 missing=()
 for p in "${debs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done

@@ -274,7 +274,7 @@ TEST(CompiledBackward, HooksRunEagerlyByDefaultAndThrowInStrictMode) {
   EXPECT_TRUE(torch::allclose(w.grad(), torch::full({3}, 6.0)));
   EXPECT_EQ(cb.stats().eager_fallbacks, 1u);
   EXPECT_TRUE(test::contains(cb.stats().last_fallback_reason, "hook"));
-  CompiledBackward strict(CompiledBackwardOptions{8, /*strict=*/true, {}});
+  CompiledBackward strict(CompiledBackwardOptions{8, /*strict=*/true, {}, {}});
   EXPECT_THROW(strict.backward({loss_of()}), CaptureError);
 }
 
@@ -283,14 +283,14 @@ TEST(CompiledBackward, TheCacheIsBoundedAndLeastRecentlyUsedGoesFirst) {
   auto w = torch::randn({3}, torch::requires_grad());
   auto a = [&] { return w.exp().sum(); };
   auto b = [&] { return w.sin().sum(); };
-  CompiledBackward one(CompiledBackwardOptions{1, false, {}});
+  CompiledBackward one(CompiledBackwardOptions{1, false, {}, {}});
   for (int i = 0; i < 2; ++i) {
     one.backward({a()}, {}, {/*retain_graph=*/false});
     one.backward({b()});
     w.mutable_grad().reset();
   }
   EXPECT_EQ(one.stats().misses, 4u);
-  CompiledBackward two(CompiledBackwardOptions{2, false, {}});
+  CompiledBackward two(CompiledBackwardOptions{2, false, {}, {}});
   for (int i = 0; i < 2; ++i) {
     two.backward({a()});
     two.backward({b()});

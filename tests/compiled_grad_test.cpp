@@ -170,7 +170,7 @@ TEST(CompiledBackward, ACustomFunctionThatMarksDirtyRunsEagerlyWithTheReason) {
   EXPECT_EQ(cb.stats().eager_fallbacks, 1u);
   EXPECT_TRUE(test::contains(cb.stats().last_fallback_reason, "mark_dirty"))
       << cb.stats().last_fallback_reason;
-  CompiledBackward strict(CompiledBackwardOptions{8, /*strict=*/true, {}});
+  CompiledBackward strict(CompiledBackwardOptions{8, /*strict=*/true, {}, {}});
   EXPECT_THROW(strict.backward({loss_of()}), CaptureError);
 }
 

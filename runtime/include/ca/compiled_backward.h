@@ -21,6 +21,8 @@ namespace detail {
 struct BackwardAccess;
 }  // namespace detail
 
+struct DataParallelOptions;  // ca/distributed.h
+
 /// Per-call options, as `torch::autograd::backward` takes them.
 struct BackwardOptions {
   /// Keep the autograd graph's saved state after the call (else it is freed, as eager does).
@@ -45,6 +47,9 @@ struct CompiledBackwardOptions {
   /// How each captured graph is prepared. With `cuda_graph` (and a CUDA `device`), each cached
   /// graph keeps its own CUDA graph and static buffers (see ExecutorOptions).
   ExecutorOptions executor;
+  /// Average the parameters' gradients over a process group after each backward, all-reduced
+  /// while the replay runs (ca/distributed.h's data_parallel()); null: a single process.
+  std::shared_ptr<const DataParallelOptions> data_parallel;
 };
 
 /// What the cache did so far.

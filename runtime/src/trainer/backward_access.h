@@ -20,12 +20,14 @@ struct BackwardAccess {
   /// Walks (`walk_fn`), looks the key up, captures on a miss, replays, feeds retain_grad hooks;
   /// returns grad()'s outputs (if the walk has any) followed by the .grads written. Runs `eager`
   /// instead (counted, with the reason) for what capture cannot take unless the options are
-  /// strict, and returns what it returns.
+  /// strict, and returns what it returns. With data_parallel, a call that `writes_grads` (a
+  /// backward, not a grad()) averages the parameters' .grads over the ranks before it returns.
   static std::vector<at::Tensor> step(CompiledBackward& cb, const WalkFn& walk_fn,
-                                      BackwardOptions options, const EagerFn& eager);
-  /// Runs `eager`, counted as a fallback for `reason`.
+                                      BackwardOptions options, const EagerFn& eager,
+                                      bool writes_grads);
+  /// Runs `eager`, counted as a fallback for `reason` (averaging as step() does).
   static std::vector<at::Tensor> fall_back(CompiledBackward& cb, const std::string& reason,
-                                           const EagerFn& eager);
+                                           const EagerFn& eager, bool writes_grads);
 };
 
 }  // namespace ca::detail

@@ -10,6 +10,7 @@
 #include "ca/op_registry.h"
 #include "capture/capture_walk.h"
 #include "capture/graph_walk.h"
+#include "distributed/grad_reducer.h"
 #include "trainer/backward_access.h"
 #include "trainer/step_key.h"
 
@@ -21,6 +22,7 @@ struct CacheEntry {
   size_t hash = 0;
   detail::StepKey key;
   Executor executor;
+  std::vector<detail::GradWrite> grad_writes;  ///< with data_parallel: where .grads are written
 };
 
 // What of a call the cached graph depends on besides its nodes: retain_graph (it decides what
@@ -67,6 +69,7 @@ struct CompiledBackward::Impl {
   /// By key hash; a hit is confirmed by comparing the whole key (a collision is a miss that
   /// replaces the older entry).
   std::unordered_map<size_t, std::list<CacheEntry>::iterator> index;
+  std::unique_ptr<detail::GradReducer> reducer;  ///< with data_parallel
 
   // The reason the new key misses: where it parts from the closest cached graph.
   std::string miss_reason(const detail::StepKey& key) const {
@@ -79,25 +82,30 @@ struct CompiledBackward::Impl {
     return closest == nullptr ? "empty cache" : detail::describe_difference(key, closest->key);
   }
 
-  Executor& insert(size_t hash, detail::StepKey key, Graph graph) {
+  CacheEntry& insert(size_t hash, detail::StepKey key, Graph graph) {
     if (auto old = index.find(hash); old != index.end()) {
       lru.erase(old->second);
       index.erase(old);
     }
-    lru.push_front(CacheEntry{hash, std::move(key), Executor(std::move(graph), options.executor)});
+    lru.push_front(
+        CacheEntry{hash, std::move(key), Executor(std::move(graph), options.executor), {}});
+    if (reducer) lru.front().grad_writes = detail::grad_writes(lru.front().executor);
     index[hash] = lru.begin();
     while (lru.size() > std::max<size_t>(options.cache_size, 1)) {
       index.erase(lru.back().hash);
       lru.pop_back();
     }
     stats.cached_graphs = lru.size();
-    return lru.front().executor;
+    return lru.front();
   }
 };
 
 CompiledBackward::CompiledBackward(CompiledBackwardOptions options)
     : impl_(std::make_unique<Impl>()) {
   impl_->options = std::move(options);
+  if (impl_->options.data_parallel) {
+    impl_->reducer = std::make_unique<detail::GradReducer>(impl_->options.data_parallel);
+  }
 }
 
 CompiledBackward::~CompiledBackward() = default;
@@ -121,7 +129,7 @@ std::vector<at::Tensor> CompiledBackward::backward(const std::vector<at::Tensor>
     return detail::walk_from_root(detail::make_root(roots, grads), true, {},
                                   detail::NodeOrder::kEager);
   };
-  return detail::BackwardAccess::step(*this, walk, options, eager);
+  return detail::BackwardAccess::step(*this, walk, options, eager, /*writes_grads=*/true);
 }
 
 std::vector<at::Tensor> CompiledBackward::grad(const std::vector<at::Tensor>& outputs,
@@ -137,7 +145,8 @@ std::vector<at::Tensor> CompiledBackward::grad(const std::vector<at::Tensor>& ou
     return detail::walk_from_root(detail::make_root(outputs, grad_outputs), true, targets,
                                   detail::NodeOrder::kEager);
   };
-  std::vector<at::Tensor> result = detail::BackwardAccess::step(*this, walk, options, eager);
+  std::vector<at::Tensor> result =
+      detail::BackwardAccess::step(*this, walk, options, eager, /*writes_grads=*/false);
   result.resize(inputs.size());  // a pruned grad() writes no .grad, but say so in code
   for (size_t i = 0; i < result.size() && !options.allow_unused; ++i) {
     if (!result[i].defined()) {
@@ -152,17 +161,30 @@ std::vector<at::Tensor> CompiledBackward::grad(const std::vector<at::Tensor>& ou
 namespace detail {
 
 std::vector<at::Tensor> BackwardAccess::fall_back(CompiledBackward& cb, const std::string& reason,
-                                                  const EagerFn& eager) {
+                                                  const EagerFn& eager, bool writes_grads) {
   ++cb.impl_->stats.eager_fallbacks;
   cb.impl_->stats.last_fallback_reason = reason;
-  return eager();
+  GradReducer* reducer = writes_grads ? cb.impl_->reducer.get() : nullptr;
+  if (reducer == nullptr) return eager();
+  // Every rank runs the same collectives whether it replays or not: all buckets, after.
+  reducer->begin();
+  std::vector<at::Tensor> out;
+  try {
+    out = eager();
+  } catch (...) {
+    reducer->abandon();
+    throw;
+  }
+  reducer->finish();
+  return out;
 }
 
 std::vector<at::Tensor> BackwardAccess::step(CompiledBackward& cb, const WalkFn& walk_fn,
-                                             BackwardOptions options, const EagerFn& eager) {
+                                             BackwardOptions options, const EagerFn& eager,
+                                             bool writes_grads) {
   CompiledBackward::Impl& s = *cb.impl_;
   auto fall_back = [&](const std::string& reason) {
-    return BackwardAccess::fall_back(cb, reason, eager);
+    return BackwardAccess::fall_back(cb, reason, eager, writes_grads);
   };
   if (options.create_graph) {
     if (s.options.strict) throw CaptureError("create_graph=true: a backward of a backward");
@@ -178,12 +200,12 @@ std::vector<at::Tensor> BackwardAccess::step(CompiledBackward& cb, const WalkFn&
   }
   StepKey key = step_key(*walk, options_text(options, *walk));
   const size_t hash = key.hash();
-  Executor* executor = nullptr;
+  CacheEntry* entry = nullptr;
   std::vector<at::Tensor> inputs;
   if (auto it = s.index.find(hash); it != s.index.end() && it->second->key == key) {
     ++s.stats.hits;
     s.lru.splice(s.lru.begin(), s.lru, it->second);  // now the most recently used
-    executor = &it->second->executor;
+    entry = &*it->second;
     inputs = walk->compiler.tensor_args.inputs;
   } else {
     // Capture leaves the autograd graph as it found it whatever it throws, and the executor is
@@ -191,7 +213,7 @@ std::vector<at::Tensor> BackwardAccess::step(CompiledBackward& cb, const WalkFn&
     try {
       CaptureResult cap = capture_walk(*walk);
       std::string reason = s.miss_reason(key);
-      executor = &s.insert(hash, std::move(key), std::move(cap.graph));
+      entry = &s.insert(hash, std::move(key), std::move(cap.graph));
       inputs = std::move(cap.inputs);
       ++s.stats.misses;
       s.stats.last_miss_reason = std::move(reason);
@@ -207,7 +229,21 @@ std::vector<at::Tensor> BackwardAccess::step(CompiledBackward& cb, const WalkFn&
     for (const NodePtr& fn : walk->order) fn->release_variables();
   }
   // The replay returns the tapped gradients (grad() outputs, then retain_grad's), then .grads.
-  std::vector<at::Tensor> out = executor->run_consuming(std::move(inputs));
+  GradReducer* reducer = writes_grads ? s.reducer.get() : nullptr;
+  RunObserver* observer = nullptr;
+  if (reducer != nullptr) {
+    reducer->begin();
+    reducer->plan_launches(inputs, entry->grad_writes);
+    observer = reducer->observer();
+  }
+  std::vector<at::Tensor> out;
+  try {
+    out = entry->executor.run_consuming(std::move(inputs), observer);
+  } catch (...) {
+    if (reducer != nullptr) reducer->abandon();
+    throw;
+  }
+  if (reducer != nullptr) reducer->finish();
   run_retain_hooks(*walk, out);
   out.erase(out.begin() + static_cast<std::ptrdiff_t>(walk->grad_outputs),
             out.begin() + static_cast<std::ptrdiff_t>(walk->taps.size()));

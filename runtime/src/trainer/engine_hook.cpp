@@ -86,7 +86,7 @@ variable_list hook(const detail::NodePtr& root, const GraphTask& task, bool accu
       [&] {
         return detail::walk_from_root(root, /*keys=*/true, targets, detail::NodeOrder::kEager);
       },
-      options, eager);
+      options, eager, accumulate_grad);
   // The engine returns grad()'s gradients; a backward() returns nothing.
   if (accumulate_grad) return {};
   result.resize(outputs.size());
