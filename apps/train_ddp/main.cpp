@@ -114,8 +114,11 @@ int train_rank(const Config& c) {
   std::optional<ca::EnableGuard> enabled;
   if (c.engine == "enabled") enabled.emplace(options);
 
+  std::string captured_at;  // the steps that missed the cache (they differ between ranks)
+  auto stats_now = [&] { return enabled ? ca::enabled_stats() : engine.stats(); };
   const auto start = std::chrono::steady_clock::now();
   for (int step = 0; step < c.steps; ++step) {
+    const size_t misses = stats_now().misses;
     opt.zero_grad();
     torch::Tensor loss = shard_loss(net, data, c, step, rank, world);
     inject_fault(c, rank, step);
@@ -125,6 +128,7 @@ int train_rank(const Config& c) {
       engine.backward({loss});
     }
     opt.step();
+    if (stats_now().misses != misses) captured_at += " " + std::to_string(step);
     if (rank == 0 && c.log_every > 0 && (step + 1) % c.log_every == 0) {
       std::printf("step %d/%d: rank 0 loss %.6f\n", step + 1, c.steps, loss.item<double>());
       std::fflush(stdout);
@@ -132,12 +136,12 @@ int train_rank(const Config& c) {
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const ca::CompiledBackwardStats stats = enabled ? ca::enabled_stats() : engine.stats();
+  const ca::CompiledBackwardStats stats = stats_now();
   std::printf(
-      "rank %d of %d: %d steps in %.3f s (%.1f steps/s); %zu replays, %zu captures, "
-      "%zu eager fallbacks\n",
+      "rank %d of %d: %d steps in %.3f s (%.1f steps/s); %zu replays, %zu captures "
+      "(at steps%s), %zu eager fallbacks\n",
       rank, world, c.steps, seconds, c.steps / seconds, stats.hits, stats.misses,
-      stats.eager_fallbacks);
+      captured_at.c_str(), stats.eager_fallbacks);
   if (!c.out.empty()) ca::save_tensors(net->parameters(), out_path(c, rank));
   return 0;
 }

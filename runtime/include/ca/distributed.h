@@ -84,6 +84,10 @@ struct ProcessGroupOptions {
   std::string backend;
   /// The CUDA device this rank drives with nccl (torchrun's LOCAL_RANK).
   int local_rank = 0;
+  /// Rank 0 joins a store that another process already serves at master_addr:master_port
+  /// (torchrun's agent does, and says so with TORCHELASTIC_USE_AGENT_STORE=True) instead of
+  /// serving it.
+  bool external_store = false;
   /// The network interface Gloo binds to (torch's GLOO_SOCKET_IFNAME); "" = the address this
   /// host's name resolves to, or loopback when master_addr is a loopback address.
   std::string interface;
@@ -96,7 +100,8 @@ c10::intrusive_ptr<c10d::ProcessGroup> init_process_group(const ProcessGroupOpti
 
 /// init_process_group() from the environment torchrun sets: RANK, WORLD_SIZE, MASTER_ADDR,
 /// MASTER_PORT and LOCAL_RANK (a single process, world size 1, when none is set); CA_BACKEND
-/// picks the backend, CA_DIST_TIMEOUT_S the timeout and GLOO_SOCKET_IFNAME the interface. Throws
+/// picks the backend, CA_DIST_TIMEOUT_S the timeout, GLOO_SOCKET_IFNAME the interface and
+/// TORCHELASTIC_USE_AGENT_STORE external_store. Throws
 /// Error naming a variable that is missing or malformed.
 c10::intrusive_ptr<c10d::ProcessGroup> init_process_group();
 

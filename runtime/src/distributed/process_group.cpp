@@ -65,7 +65,7 @@ c10::intrusive_ptr<c10d::ProcessGroup> init_process_group(const ProcessGroupOpti
   try {
     c10d::TCPStoreOptions store_options;
     store_options.port = static_cast<uint16_t>(o.master_port);
-    store_options.isServer = o.rank == 0;
+    store_options.isServer = o.rank == 0 && !o.external_store;
     store_options.numWorkers = static_cast<size_t>(o.world_size);
     store_options.timeout = o.timeout;
     auto store = c10::make_intrusive<c10d::TCPStore>(o.master_addr, store_options);
@@ -101,6 +101,7 @@ c10::intrusive_ptr<c10d::ProcessGroup> init_process_group() {
   o.master_addr = env("MASTER_ADDR").value_or(o.master_addr);
   o.backend = env("CA_BACKEND").value_or("");
   o.interface = env("GLOO_SOCKET_IFNAME").value_or("");
+  o.external_store = env("TORCHELASTIC_USE_AGENT_STORE").value_or("") == "True";
   o.timeout = std::chrono::seconds(env_int("CA_DIST_TIMEOUT_S", 300, 1, 1 << 24));
   if (o.world_size > 1 && (!env("RANK") || !env("MASTER_ADDR") || !env("MASTER_PORT"))) {
     throw Error("WORLD_SIZE=" + std::to_string(o.world_size) +
