@@ -9,17 +9,18 @@ namespace {
 
 namespace nn = torch::nn;
 
-std::function<at::Tensor()> deep_narrow_mlp() {
+BenchModel deep_narrow_mlp() {
   nn::Sequential mlp;
   for (int i = 0; i < 32; ++i) {
     mlp->push_back(nn::Linear(32, 32));
     mlp->push_back(nn::Tanh());
   }
   auto x = torch::randn({8, 32});
-  return [mlp, x]() mutable { return mlp->forward(x).pow(2).mean(); };
+  return {"deep_narrow_mlp", [mlp, x]() mutable { return mlp->forward(x).pow(2).mean(); },
+          mlp->parameters()};
 }
 
-std::function<at::Tensor()> cnn() {
+BenchModel cnn() {
   nn::Sequential net(nn::Conv2d(nn::Conv2dOptions(3, 16, 3).padding(1)), nn::BatchNorm2d(16),
                      nn::ReLU(), nn::MaxPool2d(2),
                      nn::Conv2d(nn::Conv2dOptions(16, 32, 3).padding(1)), nn::BatchNorm2d(32),
@@ -27,24 +28,23 @@ std::function<at::Tensor()> cnn() {
   net->train();
   auto x = torch::randn({16, 3, 32, 32});
   auto y = torch::randint(0, 10, {16});
-  return [net, x, y]() mutable { return nn::functional::cross_entropy(net->forward(x), y); };
+  return {"cnn",
+          [net, x, y]() mutable { return nn::functional::cross_entropy(net->forward(x), y); },
+          net->parameters()};
 }
 
-std::function<at::Tensor()> transformer_block() {
+BenchModel transformer_block() {
   nn::TransformerEncoderLayer layer(
       nn::TransformerEncoderLayerOptions(128, 4).dim_feedforward(256).dropout(0.0));
   layer->train();
   auto x = torch::randn({32, 8, 128});
-  return [layer, x]() mutable { return layer->forward(x).pow(2).mean(); };
+  return {"transformer_block", [layer, x]() mutable { return layer->forward(x).pow(2).mean(); },
+          layer->parameters()};
 }
 
 }  // namespace
 
-std::vector<BenchModel> bench_models() {
-  return {{"deep_narrow_mlp", deep_narrow_mlp()},
-          {"cnn", cnn()},
-          {"transformer_block", transformer_block()}};
-}
+std::vector<BenchModel> bench_models() { return {deep_narrow_mlp(), cnn(), transformer_block()}; }
 
 void register_per_model(const std::string& prefix,
                         void (*fn)(benchmark::State&, const BenchModel&)) {

@@ -14,6 +14,7 @@ namespace ca::bench {
 struct BenchModel {
   std::string name;
   std::function<at::Tensor()> forward;  ///< runs a forward, returns the scalar loss
+  std::vector<at::Tensor> parameters;   ///< what an optimizer (or data_parallel) is given
 };
 
 /// deep_narrow_mlp (overhead-bound), cnn, transformer_block.

@@ -115,7 +115,15 @@ TEST(DataParallel, SparseGradientIsRefusedNamingTheParameter) {
 }
 
 TEST(DataParallel, SetUpErrorsNameTheProblem) {
-  EXPECT_THROW(data_parallel(nullptr, {torch::zeros({1}, torch::requires_grad())}), Error);
+  const at::Tensor w = torch::zeros({1}, torch::requires_grad());
+  EXPECT_THROW(data_parallel(nullptr, {w}), Error);
+  try {
+    data_parallel(world_of_one(), {w, w});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("parameters[1] is parameters[0] again"),
+              std::string::npos);
+  }
   ProcessGroupOptions bad;
   bad.world_size = 2;
   bad.rank = 2;

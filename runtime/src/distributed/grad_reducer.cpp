@@ -42,6 +42,9 @@ GradReducer::GradReducer(std::shared_ptr<const DataParallelOptions> options)
   world_ = options_->process_group->getSize();
   buckets_ =
       layout_buckets(options_->parameters, options_->first_bucket_bytes, options_->bucket_bytes);
+  for (size_t k = 0; k < options_->parameters.size(); ++k) {
+    param_index_.emplace(options_->parameters[k].unsafeGetTensorImpl(), k);
+  }
   grad_before_.resize(options_->parameters.size());
   version_before_.resize(options_->parameters.size());
   observer_.reducer = this;
@@ -77,12 +80,9 @@ void GradReducer::plan_launches(const std::vector<at::Tensor>& inputs,
   const std::vector<at::Tensor>& params = options_->parameters;
   std::vector<int64_t> written_at(params.size(), -1);
   for (const GradWrite& w : writes) {
-    const c10::TensorImpl* impl = inputs[w.input].unsafeGetTensorImpl();
-    for (size_t k = 0; k < params.size(); ++k) {
-      if (params[k].unsafeGetTensorImpl() == impl) {
-        written_at[k] = std::max(written_at[k], static_cast<int64_t>(w.node));
-        break;
-      }
+    const auto it = param_index_.find(inputs[w.input].unsafeGetTensorImpl());
+    if (it != param_index_.end()) {
+      written_at[it->second] = std::max(written_at[it->second], static_cast<int64_t>(w.node));
     }
   }
   // Buckets leave in order: none before the one ahead of it.

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "ca/distributed.h"
@@ -65,6 +66,7 @@ class GradReducer {
   int rank_ = 0;
   int world_ = 1;
   std::vector<GradBucket> buckets_;
+  std::unordered_map<const c10::TensorImpl*, size_t> param_index_;  ///< parameter by identity
   std::vector<int64_t> launch_after_;  ///< per bucket: the node it waits for (-1: none)
   size_t next_ = 0;                    ///< the next bucket to launch
   std::vector<c10::intrusive_ptr<c10d::Work>> works_;

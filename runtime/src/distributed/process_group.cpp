@@ -8,6 +8,7 @@
 #include <limits>
 #include <optional>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#include <unordered_map>
 
 #include "ca/distributed.h"
 #include "distributed/backend_factory.h"
@@ -143,9 +144,15 @@ std::shared_ptr<const DataParallelOptions> data_parallel(
   if (options.bucket_bytes == 0 || options.first_bucket_bytes == 0) {
     throw Error("data_parallel: bucket sizes must be positive");
   }
+  std::unordered_map<const c10::TensorImpl*, size_t> seen;
   for (size_t k = 0; k < parameters.size(); ++k) {
     if (!parameters[k].defined()) {
       throw Error("data_parallel: parameters[" + std::to_string(k) + "] is undefined");
+    }
+    const auto [it, fresh] = seen.emplace(parameters[k].unsafeGetTensorImpl(), k);
+    if (!fresh) {
+      throw Error("data_parallel: parameters[" + std::to_string(k) + "] is parameters[" +
+                  std::to_string(it->second) + "] again; each parameter must appear once");
     }
   }
   options.process_group = std::move(process_group);
