@@ -5,6 +5,7 @@
 //   replay+after     CompiledBackward, buckets all-reduced after the replay (overlap off)
 //   replay+overlap   CompiledBackward, each bucket launched as the replay writes its last grad
 //   replay alone     CompiledBackward without communication (what overlap can at best reach)
+//   allreduce alone  the hand-written all-reduces by themselves, after an untimed backward
 // Variants run interleaved in rounds of fixed step counts (every rank runs the same
 // collectives; Google Benchmark's adaptive iteration counts would differ between ranks); rank 0
 // prints the median round. Then all-reduce time and bandwidth against message size.
@@ -84,6 +85,8 @@ void bench_model(const Group& group, ca::bench::BenchModel& model, int steps, in
       {"replay+after", [&](const at::Tensor& loss) { cb_after.backward({loss}); }},
       {"replay+overlap", [&](const at::Tensor& loss) { cb_overlap.backward({loss}); }},
       {"replay alone", [&](const at::Tensor& loss) { cb_alone.backward({loss}); }},
+      {"allreduce alone",
+       [&](const at::Tensor&) { allreduce_by_hand(*group, model.parameters, bucket_bytes); }},
   };
   std::vector<std::vector<double>> us(variants.size());
   for (int round = -1; round < rounds; ++round) {  // round -1 warms every cache up
@@ -92,6 +95,10 @@ void bench_model(const Group& group, ca::bench::BenchModel& model, int steps, in
       for (int s = 0; s < steps; ++s) {
         for (const at::Tensor& p : model.parameters) p.mutable_grad().reset();
         at::Tensor loss = model.forward();
+        if (v == 4) cb_alone.backward({loss});  // gradients to average, untimed
+        // Ranks start each timed step together: what is timed is the step, not the other
+        // rank's lag from the untimed forward.
+        group->barrier()->wait();
         const auto start = Clock::now();
         variants[v].backward(loss);
         total += std::chrono::duration<double, std::micro>(Clock::now() - start).count();
