@@ -86,6 +86,16 @@ TEST(DataParallel, WorldOfOneIsEagerBitwiseUnusedGradsStayAsTheyWere) {
     EXPECT_TRUE(torch::equal(unused->bias.grad(), torch::full({1}, 3.0)));
   }
   EXPECT_EQ(cb.stats().hits, 2U);
+  // Every bucket left from inside the replay, as its last gradient was written.
+  EXPECT_EQ(cb.stats().buckets_reduced, 3U * 3);
+  EXPECT_EQ(cb.stats().buckets_overlapped, cb.stats().buckets_reduced);
+
+  small.overlap = false;
+  options.data_parallel = data_parallel(world_of_one(), params, small);
+  CompiledBackward after(options);
+  after.backward({net->forward(torch::randn({4, 8})).pow(2).sum()});
+  EXPECT_EQ(after.stats().buckets_reduced, 3U);
+  EXPECT_EQ(after.stats().buckets_overlapped, 0U);
 }
 
 TEST(DataParallel, EagerFallbackIsAveragedToo) {
@@ -97,6 +107,8 @@ TEST(DataParallel, EagerFallbackIsAveragedToo) {
   y.register_hook([](const at::Tensor& g) { return g; });  // a tensor hook: eager fallback
   cb.backward({y});
   EXPECT_EQ(cb.stats().eager_fallbacks, 1U);
+  EXPECT_EQ(cb.stats().buckets_reduced, 1U);
+  EXPECT_EQ(cb.stats().buckets_overlapped, 0U);  // eager backward: all after it
   EXPECT_TRUE(torch::equal(w.grad(), torch::full({4}, 2.0)));
 }
 

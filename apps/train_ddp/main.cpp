@@ -139,9 +139,10 @@ int train_rank(const Config& c) {
   const ca::CompiledBackwardStats stats = stats_now();
   std::printf(
       "rank %d of %d: %d steps in %.3f s (%.1f steps/s); %zu replays, %zu captures "
-      "(at steps%s), %zu eager fallbacks\n",
+      "(at steps%s), %zu eager fallbacks; %zu of %zu gradient buckets all-reduced "
+      "while the replay ran\n",
       rank, world, c.steps, seconds, c.steps / seconds, stats.hits, stats.misses,
-      captured_at.c_str(), stats.eager_fallbacks);
+      captured_at.c_str(), stats.eager_fallbacks, stats.buckets_overlapped, stats.buckets_reduced);
   if (!c.out.empty()) ca::save_tensors(net->parameters(), out_path(c, rank));
   return 0;
 }

@@ -6,6 +6,7 @@ eager backward; a dead, stalled or missing peer must end every other rank with a
 within the timeout."""
 import os
 import pathlib
+import re
 import shutil
 import signal
 import socket
@@ -80,6 +81,12 @@ def captured_at(text):
     return text.split("(at steps")[1].split(")")[0].split()
 
 
+def buckets(text):
+    """(launched while the replay ran, all) gradient buckets, as a rank reports them."""
+    m = re.search(r"(\d+) of (\d+) gradient buckets all-reduced while the replay ran", text)
+    return int(m.group(1)), int(m.group(2))
+
+
 def check_against_reference(tmp_path, world, args, results):
     ranks = [(tmp_path / f"rank{r}.pt").read_bytes() for r in range(world)]
     assert all(b == ranks[0] for b in ranks), "ranks ended with different parameters"
@@ -116,9 +123,12 @@ def test_ranks_agree_with_full_batch_training(tmp_path, world, model, engine):
 
 def test_overlap_changes_nothing_but_timing(tmp_path):
     args = ["--steps", 8, "--vary-graph", "--bucket-kib", 4]
-    train(tmp_path, 2, *args)
+    results = train(tmp_path, 2, *args)
     overlapped = (tmp_path / "rank0.pt").read_bytes()
-    train(tmp_path, 2, *args, "--no-overlap")
+    early, total = buckets(results[0][1])
+    assert early == total > 8, results[0][1]  # several a step, each launched inside the replay
+    results = train(tmp_path, 2, *args, "--no-overlap")
+    assert buckets(results[0][1]) == (0, total), results[0][1]
     assert (tmp_path / "rank0.pt").read_bytes() == overlapped
 
 

@@ -62,6 +62,10 @@ struct CompiledBackwardStats {
   std::string last_miss_reason;
   std::string last_fallback_reason;  ///< why the last fallback could not be captured
   size_t cached_graphs = 0;          ///< prepared graphs held now (at most the cache size)
+  /// With data_parallel: gradient buckets all-reduced, and of those, launched while the replay
+  /// still ran (overlapped with it).
+  size_t buckets_reduced = 0;
+  size_t buckets_overlapped = 0;
 };
 
 /// Replays backward passes with cached graphs. Every constant a graph bakes in (node types and

@@ -69,6 +69,7 @@ void GradReducer::begin() {
   }
   launch_after_.assign(buckets_.size(), std::numeric_limits<int64_t>::max());
   next_ = 0;
+  finishing_ = false;
   works_.assign(buckets_.size(), {});
   launch_error_ = nullptr;
 }
@@ -137,12 +138,15 @@ void GradReducer::launch(size_t bucket) {
       .copy_(at::tensor(counts));
   try {
     works_[bucket] = options_->process_group->allreduce(b.tensors);
+    ++launched_;
+    if (!finishing_) ++launched_early_;
   } catch (const std::exception& e) {
     throw CommunicationError(describe(bucket) + " could not start: " + e.what());
   }
 }
 
 void GradReducer::finish() {
+  finishing_ = true;
   launch_after_.assign(buckets_.size(), -1);
   launch_through(0);
   if (launch_error_) {

@@ -51,6 +51,9 @@ class GradReducer {
   void finish();
   /// Drops a step that failed before finish(): no collective is awaited.
   void abandon();
+  /// Buckets all-reduced so far, and of those, launched before the backward had ended.
+  size_t launched() const { return launched_; }
+  size_t launched_early() const { return launched_early_; }
 
  private:
   void launch_through(int64_t node);
@@ -69,6 +72,9 @@ class GradReducer {
   std::unordered_map<const c10::TensorImpl*, size_t> param_index_;  ///< parameter by identity
   std::vector<int64_t> launch_after_;  ///< per bucket: the node it waits for (-1: none)
   size_t next_ = 0;                    ///< the next bucket to launch
+  bool finishing_ = false;             ///< launches now come after the backward
+  size_t launched_ = 0;
+  size_t launched_early_ = 0;
   std::vector<c10::intrusive_ptr<c10d::Work>> works_;
   /// Each parameter's .grad at begin(): weak, so the engine's in-place accumulation (which
   /// needs the only strong reference) is unchanged, yet the address cannot be reused.

@@ -82,6 +82,11 @@ struct CompiledBackward::Impl {
     return closest == nullptr ? "empty cache" : detail::describe_difference(key, closest->key);
   }
 
+  void note_reduced() {
+    stats.buckets_reduced = reducer->launched();
+    stats.buckets_overlapped = reducer->launched_early();
+  }
+
   CacheEntry& insert(size_t hash, detail::StepKey key, Graph graph) {
     if (auto old = index.find(hash); old != index.end()) {
       lru.erase(old->second);
@@ -176,6 +181,7 @@ std::vector<at::Tensor> BackwardAccess::fall_back(CompiledBackward& cb, const st
     throw;
   }
   reducer->finish();
+  cb.impl_->note_reduced();
   return out;
 }
 
@@ -243,7 +249,10 @@ std::vector<at::Tensor> BackwardAccess::step(CompiledBackward& cb, const WalkFn&
     if (reducer != nullptr) reducer->abandon();
     throw;
   }
-  if (reducer != nullptr) reducer->finish();
+  if (reducer != nullptr) {
+    reducer->finish();
+    s.note_reduced();
+  }
   run_retain_hooks(*walk, out);
   out.erase(out.begin() + static_cast<std::ptrdiff_t>(walk->grad_outputs),
             out.begin() + static_cast<std::ptrdiff_t>(walk->taps.size()));
