@@ -10,6 +10,7 @@
 #   scalars    CPU scalars that move, and one a custom function keeps on CPU
 #   cuda-graph CUDA-graph replay == plain replay over 10 runs with new inputs
 #   bench      eager vs replay vs CUDA-graph replay: deep narrow MLP (batch 8), wide MLP
+#   ddp-nccl   apps/train_ddp on cuda, one rank per visible GPU, gradients averaged by NCCL
 # Without a GPU (a dry run), the GPU tests skip with "no CUDA device" and the bench says so.
 # Env: CA_GPU_PYTHON (python3), CA_GPU_BUILD (/tmp/ca-gpu-build; an existing build is reused),
 # CA_JOBS (all cores), CA_BENCH_RUNS (50). `--configure-only` stops after configuring.
@@ -60,7 +61,7 @@ fi
 
 if [[ "${1:-}" == --configure-only ]]; then say "configured ($(elapsed))"; exit 0; fi
 say "building ($(elapsed))"
-targets=(device_placement_test cuda_replay_test cuda_bench replay)
+targets=(device_placement_test cuda_replay_test cuda_bench replay train_ddp)
 cmake --build "$build" -j "$jobs" --target "${targets[@]}" >"$logs/build.log" 2>&1 ||
   { say "FAIL: build"; grep -m20 -B2 -A10 "error" "$logs/build.log"; exit 2; }
 say "built ($(elapsed))"
@@ -88,5 +89,16 @@ check cuda-graph cuda_replay_test 'CudaReplay.CudaGraph*'
 "$build/bench/cuda/cuda_bench" "${CA_BENCH_RUNS:-50}" >"$logs/bench.log" 2>&1 ||
   { say "check bench: FAIL"; status=1; }
 sed 's/^\[bench\]/[gpu-check] check bench:/' "$logs/bench.log" | grep "check bench"
+# Data-parallel on NCCL: as many ranks as GPUs (NCCL takes one GPU per rank).
+gpus=$("$py" -c 'import torch; print(torch.cuda.device_count())')
+if ((gpus == 0)); then
+  say "check ddp-nccl: SKIP (no CUDA device)"
+elif CA_BUILD="$build" CA_DIST_TIMEOUT_S=120 "$root/scripts/train_ddp.sh" "$gpus" \
+    --exe "$build/apps/train_ddp/train_ddp" --device cuda --steps 30 --vary-graph \
+    >"$logs/ddp-nccl.log" 2>&1 && grep -q "backend nccl" "$logs/ddp-nccl.log"; then
+  say "check ddp-nccl: PASS ($(grep -m1 'gradient buckets' "$logs/ddp-nccl.log" | sed 's/^.*\] //'))"
+else
+  say "check ddp-nccl: FAIL"; tail -20 "$logs/ddp-nccl.log"; status=1
+fi
 say "done in $(elapsed): $([[ $status == 0 ]] && echo all checks passed || echo FAILURES)"
 exit $status

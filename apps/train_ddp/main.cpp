@@ -22,6 +22,7 @@ namespace {
 
 struct Config {
   std::string model = "mlp";
+  std::string device = "cpu";
   int64_t features = 32;
   int steps = 20;
   int64_t batch = 32;
@@ -58,6 +59,11 @@ torch::Tensor shard_loss(ddp::Net& net, const ddp::Data& d, const Config& c, int
     loss = loss + net->aux->forward(features).pow(2).sum() * (0.1 * scale);
   }
   return loss;
+}
+
+int local_rank() {
+  const char* text = std::getenv("LOCAL_RANK");
+  return text != nullptr ? std::atoi(text) : 0;
 }
 
 std::string out_path(const Config& c, int rank) {
@@ -100,8 +106,19 @@ int train_rank(const Config& c) {
   const int rank = ca::rank(*group), world = ca::world_size(*group);
   torch::manual_seed(1 + 7 * rank);  // different on purpose: the broadcast makes them equal
   ddp::Net net(c.model, c.features);
+  // cuda: this rank's GPU (torchrun's LOCAL_RANK), where NCCL averages the gradients.
+  const torch::Device device =
+      c.device == "cuda" ? torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(local_rank()))
+                         : torch::Device(torch::kCPU);
+  net->to(device);
   ca::broadcast_parameters(*group, *net);
-  const ddp::Data data = ddp::make_data(c.dataset, c.features);
+  ddp::Data data = ddp::make_data(c.dataset, c.features);
+  data.x = data.x.to(device);
+  data.y = data.y.to(device);
+  if (rank == 0) {
+    std::printf("%d ranks on %s, backend %s\n", world, c.device.c_str(),
+                ca::backend_name(*group).c_str());
+  }
   torch::optim::SGD opt(net->parameters(), torch::optim::SGDOptions(0.05).momentum(0.9));
 
   ca::DataParallelOptions dp;
@@ -143,7 +160,10 @@ int train_rank(const Config& c) {
       "while the replay ran\n",
       rank, world, c.steps, seconds, c.steps / seconds, stats.hits, stats.misses,
       captured_at.c_str(), stats.eager_fallbacks, stats.buckets_overlapped, stats.buckets_reduced);
-  if (!c.out.empty()) ca::save_tensors(net->parameters(), out_path(c, rank));
+  if (!c.out.empty()) {
+    net->to(torch::kCPU);
+    ca::save_tensors(net->parameters(), out_path(c, rank));
+  }
   return 0;
 }
 
@@ -164,6 +184,8 @@ int main(int argc, char** argv) {
   int threads = 1;
   app.add_option("--model", c.model, "mlp (deep, narrow) or transformer (one encoder block)")
       ->check(CLI::IsMember({"mlp", "transformer"}));
+  app.add_option("--device", c.device, "cpu, or cuda (the GPU LOCAL_RANK names)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
   app.add_option("--steps", c.steps, "SGD steps")->check(CLI::Range(1, 1000000));
   app.add_option("--batch", c.batch, "global batch size (split over the ranks)")
       ->check(CLI::Range(1, 1 << 20));

@@ -216,3 +216,14 @@ def test_two_hosts_over_a_veth_pair(tmp_path, two_hosts):
                         capture_output=True, text=True, check=True).stdout
     assert '"bytes"' in rx  # traffic counters exist; the ranks could only meet over the pair
     check_against_reference(tmp_path, 2, args, None)
+
+
+def test_nccl_one_rank_per_gpu(tmp_path):
+    """NCCL averages CUDA gradients (runs where GPUs and an NCCL build are; gpu-check runs it)."""
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device: the NCCL path is only built here")
+    gpus = torch.cuda.device_count()
+    results = train(tmp_path, gpus, "--device", "cuda", "--steps", 6, "--vary-graph")
+    assert "backend nccl" in results[0][1], results[0][1]
+    ranks = [(tmp_path / f"rank{r}.pt").read_bytes() for r in range(gpus)]
+    assert all(b == ranks[0] for b in ranks)

@@ -79,8 +79,9 @@ struct ProcessGroupOptions {
   /// How long to wait for every rank to join, and for each collective: a peer that never
   /// starts or stalls longer makes the others throw CommunicationError after it.
   std::chrono::milliseconds timeout{std::chrono::minutes(5)};
-  /// "gloo", "nccl" or "" (choose by device: nccl when CUDA is visible and this build has NCCL,
-  /// else gloo).
+  /// "" (by device, as torch's default: Gloo for CPU tensors, NCCL for CUDA tensors where
+  /// CUDA is visible and this build has NCCL, else Gloo), "gloo" (for every device) or "nccl"
+  /// (CUDA tensors only).
   std::string backend;
   /// The CUDA device this rank drives with nccl (torchrun's LOCAL_RANK).
   int local_rank = 0;
@@ -105,9 +106,10 @@ c10::intrusive_ptr<c10d::ProcessGroup> init_process_group(const ProcessGroupOpti
 /// Error naming a variable that is missing or malformed.
 c10::intrusive_ptr<c10d::ProcessGroup> init_process_group();
 
-/// This rank and the group's size.
+/// This rank, the group's size, and its default backend's name ("gloo", "nccl").
 int rank(const c10d::ProcessGroup& group);
 int world_size(const c10d::ProcessGroup& group);
+std::string backend_name(const c10d::ProcessGroup& group);
 
 /// Copies rank 0's values into every rank's `tensors` (in place), so that ranks start
 /// identical. Throws CommunicationError as above.

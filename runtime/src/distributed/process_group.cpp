@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <limits>
 #include <optional>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <unordered_map>
 
@@ -71,16 +72,22 @@ c10::intrusive_ptr<c10d::ProcessGroup> init_process_group(const ProcessGroupOpti
     store_options.timeout = o.timeout;
     auto store = c10::make_intrusive<c10d::TCPStore>(o.master_addr, store_options);
     auto group = c10::make_intrusive<c10d::ProcessGroup>(store, o.rank, o.world_size);
+    // As torch's default "cpu:gloo,cuda:nccl": each collective goes to its tensors' device's
+    // backend, so CPU tensors still work where NCCL is the default. Each backend keys its own
+    // part of the store.
     using Type = c10d::ProcessGroup::BackendType;
-    if (nccl) {
-      group->setBackend(c10::DeviceType::CUDA, Type::NCCL, detail::make_nccl(store, o));
-      group->setDefaultBackend(Type::NCCL);
-    } else {
-      auto gloo = detail::make_gloo(store, o);
+    c10::intrusive_ptr<c10d::Backend> gloo, nccl_backend;
+    if (o.backend != "nccl") {
+      gloo = detail::make_gloo(c10::make_intrusive<c10d::PrefixStore>("gloo/", store), o);
       group->setBackend(c10::DeviceType::CPU, Type::GLOO, gloo);
-      if (at::hasCUDA()) group->setBackend(c10::DeviceType::CUDA, Type::GLOO, gloo);
-      group->setDefaultBackend(Type::GLOO);
     }
+    if (nccl) {
+      nccl_backend = detail::make_nccl(c10::make_intrusive<c10d::PrefixStore>("nccl/", store), o);
+      group->setBackend(c10::DeviceType::CUDA, Type::NCCL, nccl_backend);
+    } else if (at::hasCUDA()) {
+      group->setBackend(c10::DeviceType::CUDA, Type::GLOO, gloo);
+    }
+    group->setDefaultBackend(nccl ? Type::NCCL : Type::GLOO);
     return group;
   } catch (const Error&) {
     throw;
@@ -113,6 +120,7 @@ c10::intrusive_ptr<c10d::ProcessGroup> init_process_group() {
 
 int rank(const c10d::ProcessGroup& group) { return group.getRank(); }
 int world_size(const c10d::ProcessGroup& group) { return group.getSize(); }
+std::string backend_name(const c10d::ProcessGroup& group) { return group.getBackendName(); }
 
 void broadcast_parameters(c10d::ProcessGroup& group, const std::vector<at::Tensor>& tensors) {
   at::NoGradGuard no_grad;
