@@ -32,14 +32,8 @@ if ! "$CA_VENV/bin/python" -c "import torch, sys; import yaml; sys.exit(torch.__
 fi
 "$CA_VENV/bin/python" -c "import torch, numpy, pytest, yaml" || { log "venv is incomplete"; exit 1; }
 
-# The Python exporter (python/ca_export): its FlatBuffers code is generated from the schema here,
-# never committed; the package is installed editable, so it is the checkout's own code.
-flatc --python -o "$CA_ROOT/python/ca_export/_generated" "$CA_ROOT/schema/ca_graph.fbs"
-touch "$CA_ROOT/python/ca_export/_generated/__init__.py"
-if ! "$CA_VENV/bin/python" -c "import flatbuffers, xxhash" 2>/dev/null; then
-  log "installing flatbuffers and xxhash into $CA_VENV"
-  "$CA_VENV/bin/pip" install -q "flatbuffers==24.3.25" "xxhash==3.5.0" 2>&1 | grep -v "is ignored" || true
-fi
+# The Python exporter (python/ca_export), installed editable, so it is the checkout's own code. It
+# needs only torch: graph files are written by the C++ writer (`replay --encode`).
 # Reinstalled when it is another checkout's or its recorded version is not CMake's.
 version=$(sed -nE 's/^project\(ca_replay VERSION ([0-9.]+).*/\1/p' "$CA_ROOT/CMakeLists.txt")
 if ! "$CA_VENV/bin/python" -c "import ca_export, sys; sys.exit(not ca_export.__file__.startswith('$CA_ROOT/') or ca_export.__version__ != '$version')" 2>/dev/null; then

@@ -90,6 +90,10 @@ Usage:
   replay --dot bwd.fb          print the graph as Graphviz (render: | dot -Tsvg > bwd.svg):
                                inputs as ellipses, nodes as boxes coloured by kind, values as
                                edges (dashed: read from packed args), elided nodes greyed
+  replay --encode graph.json --out bwd.fb
+                               write a graph file from FlatBuffers' JSON form of the schema
+                               (FILE or - for stdin; what the Python exporter ca_export emits),
+                               checked as a graph file is, then structurally validated
   replay --list-ops [--json]   print every resolved built-in op; with --json, every op's
                                packed-args schema as one JSON object on stdout (the table the
                                Python exporter ca_export types packed args with)
@@ -147,6 +151,7 @@ Options parse_args(int argc, char** argv) {
       {"--verify", [&](const std::string& v) { o.verify = v; }},
       {"--dump", [&](const std::string& v) { o.dump = v; }},
       {"--dot", [&](const std::string& v) { o.dot = v; }},
+      {"--encode", [&](const std::string& v) { o.encode = v; }},
       {"--trace", [&](const std::string& v) { o.trace = v; }},
       {"--rtol", [&](const std::string& v) { o.rtol = parse_double("--rtol", v); }},
       {"--atol", [&](const std::string& v) { o.atol = parse_double("--atol", v); }},

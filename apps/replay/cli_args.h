@@ -21,6 +21,7 @@ struct Options {
   std::string verify;                   // --verify FILE
   std::string dump;                     // --dump FILE
   std::string dot;                      // --dot FILE
+  std::string encode;                   // --encode FILE|-
   std::string trace;                    // --trace FILE
   double rtol = 1e-6;                   // --rtol R
   double atol = 1e-7;                   // --atol A

@@ -13,6 +13,7 @@ int cmd_list_ops(const Options& o);
 int cmd_verify(const Options& o);
 int cmd_dump(const Options& o);
 int cmd_dot(const Options& o);
+int cmd_encode(const Options& o);
 int cmd_replay(const Options& o);
 
 /// "placement on cuda:0 (graph recorded on cpu): ..." then one line per CPU scalar.

@@ -26,10 +26,11 @@ int main(int argc, char** argv) {
     if (!o.verify.empty()) return cmd_verify(o);
     if (!o.dump.empty()) return cmd_dump(o);
     if (!o.dot.empty()) return cmd_dot(o);
+    if (!o.encode.empty()) return cmd_encode(o);
     if (!o.graph.empty()) return cmd_replay(o);
     throw ca::Error(
-        "nothing to do: give --graph, --verify, --dump, --dot, --list-ops or --version (see "
-        "--help)");
+        "nothing to do: give --graph, --verify, --dump, --dot, --encode, --list-ops or --version "
+        "(see --help)");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "replay: error: %s\n", e.what());
     return 2;

@@ -14,7 +14,7 @@ import importlib.metadata
 __version__ = importlib.metadata.version("ca-export")
 
 _HOMES = {"capture": "exporter", "Capture": "exporter", "ExportedGraph": "exporter",
-          "graph_bytes": "fb_write", "save_graph": "fb_write",
+          "graph_json": "encode", "save_graph": "encode",
           "SchemaTableError": "schema_table", "replay_binary": "schema_table",
           "ExportError": "typed_args"}
 

@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterator, List, Optional
 import torch
 from torch._dynamo import compiled_autograd
 
-from . import fb_write, ir, schema_table
+from . import encode, ir, schema_table
 from .fx_convert import Converter, size_value
 
 
@@ -74,7 +74,7 @@ class Capture:
 
     def write_graph(self, index: int, graph: ir.Graph) -> ExportedGraph:
         path = self.path(index, "bwd", 0, ".fb")
-        size = fb_write.save_graph(graph, path)
+        size = encode.save_graph(graph, path)
         kinds = sorted({n.kind for n in graph.nodes})
         self.say(f"ca_export: wrote {path} ({len(graph.nodes)} nodes: {', '.join(kinds)}; "
                  f"{len(graph.inputs)} inputs; {size} bytes)")
@@ -117,7 +117,7 @@ def save_tensors(tensors: List[torch.Tensor], path: str) -> None:
     """torch.save of the list, written as graph files are (temporary file, fsync, rename)."""
     buf = io.BytesIO()
     torch.save(tensors, buf)
-    fb_write.write_atomically(path, buf.getvalue())
+    encode.write_atomically(path, buf.getvalue())
 
 
 @contextlib.contextmanager

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""The ca-replay IR in Python: the same structures as ir/include/ca/graph.h, written to bwd.fb by
-fb_write. Kinds are the enum names of schema/ca_graph.fbs."""
+"""The ca-replay IR in Python: the same structures as ir/include/ca/graph.h, handed to the C++
+writer by encode. Kinds are the enum names of schema/ca_graph.fbs."""
 from __future__ import annotations
 
 import dataclasses

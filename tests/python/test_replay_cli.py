@@ -1,12 +1,15 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The replay CLI end to end, with Python torch reading and writing the .pt files."""
 import json
+import pathlib
 import re
+import shutil
 import subprocess
+import sys
 
 import torch
 
-from conftest import reseal, run
+from conftest import ROOT, reseal, run
 
 
 def test_help_explains_every_mode(replay):
@@ -306,3 +309,28 @@ def test_dot_refuses_a_corrupt_graph_naming_it(replay, example, tmp_path):
     bad.write_bytes(bytes(flipped))
     r = run(replay, "--dot", bad)
     assert r.returncode == 2 and "checksum" in r.stderr and r.stdout == ""
+
+
+def test_encode_writes_what_dump_reads_and_refuses_bad_json(replay, example, tmp_path):
+    """--encode: the JSON form (here flatc's own, of the example) back to a graph file equal to
+    the original; bad JSON exits 2 naming the line; the exporter needs no FlatBuffers of its own."""
+    flatc = shutil.which("flatc")
+    if flatc is None:
+        pytest.skip("flatc is not installed")
+    fb = tmp_path / "raw.fb"
+    fb.write_bytes((example / "bwd.fb").read_bytes()[:-16])  # the FlatBuffer, no trailer
+    schema = pathlib.Path(__file__).resolve().parents[2] / "schema" / "ca_graph.fbs"
+    subprocess.run([flatc, "--json", "--strict-json", "--defaults-json", "--raw-binary", "-o",
+                    str(tmp_path), str(schema), "--", str(fb)], check=True)
+    out = tmp_path / "again.fb"
+    r = run(replay, "--encode", tmp_path / "raw.json", "--out", out)
+    assert r.returncode == 0, r.stderr
+    assert run(replay, "--dump", out).stdout == run(replay, "--dump", example / "bwd.fb").stdout
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format_version": 2,\n "nodes": [{"kind": "Sideways"}]}')
+    r = run(replay, "--encode", bad, "--out", tmp_path / "bad.fb")
+    assert r.returncode == 2 and "bad.json: graph JSON:" in r.stderr and "line 2" in r.stderr
+    assert not (tmp_path / "bad.fb").exists()
+    code = ("import sys; sys.modules['flatbuffers'] = sys.modules['xxhash'] = None; "
+            "import ca_export.exporter, ca_export.encode")
+    assert subprocess.run([sys.executable, "-c", code], cwd=ROOT / "python").returncode == 0

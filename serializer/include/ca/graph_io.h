@@ -44,6 +44,13 @@ std::vector<uint8_t> graph_to_bytes(const Graph& graph);
 /// constructing a ca::Executor from it runs validate_graph and the rest of the load pipeline.
 Graph graph_from_bytes(const uint8_t* data, size_t size, const LoadOptions& options = {});
 
+/// Decodes a graph from FlatBuffers' JSON form of schema/ca_graph.fbs (what `flatc --json`
+/// writes, with enum values by name; NaN and Infinity accepted, -0.0 kept): the form the Python
+/// exporter emits. The JSON is parsed by FlatBuffers' own parser into the binary form, which
+/// then goes through every check graph_from_bytes makes. Throws FormatError naming the line
+/// and column of a syntax or schema problem, or the field graph_from_bytes names.
+Graph graph_from_json(const std::string& json, const LoadOptions& options = {});
+
 /// Writes graph_to_bytes(graph) to `path` through a new temporary file in the same folder,
 /// fsync and rename (never a half-written `path`; an existing file or symlink is not followed).
 /// Throws Error naming the path when it cannot be written.
