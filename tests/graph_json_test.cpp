@@ -2,6 +2,7 @@
 // graph_from_json: the JSON that FlatBuffers' own flatc makes of our binary graphs reads back as
 // the same graph (an independent writer of the form), and bad JSON is refused with its place.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
@@ -24,17 +25,23 @@ namespace {
 std::string flatc_json(const Graph& g) {
   std::vector<uint8_t> bytes = graph_to_bytes(g);
   bytes.resize(bytes.size() - detail::kChecksumTrailerBytes);
+  // Named by test and process: ctest runs the cases of this file in parallel.
   const std::string dir = ::testing::TempDir();
-  const std::string bin = dir + "/graph_json_test.fb";
+  const std::string stem = std::string("graph_json_") +
+                           ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
+                           std::to_string(::getpid());
+  const std::string bin = dir + "/" + stem + ".fb";
   std::ofstream(bin, std::ios::binary)
       .write(reinterpret_cast<const char*>(bytes.data()),
              static_cast<std::streamsize>(bytes.size()));
   const std::string cmd = std::string(CA_FLATC) + " --json --strict-json --defaults-json " +
                           "--raw-binary -o " + dir + " " + CA_SCHEMA + " -- " + bin;
   if (std::system(cmd.c_str()) != 0) ADD_FAILURE() << cmd;
-  std::ifstream in(dir + "/graph_json_test.json");
+  std::ifstream in(dir + "/" + stem + ".json");
   std::stringstream text;
   text << in.rdbuf();
+  std::remove(bin.c_str());
+  std::remove((dir + "/" + stem + ".json").c_str());
   return text.str();
 }
 
