@@ -1,47 +1,55 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Replaces the global operator new/delete with malloc/free plus a live/peak byte count. Libraries
-// loaded with the executable (libca_serializer, libtorch) resolve to these through the dynamic
+// Replaces the global operator new/delete with malloc/free plus the counts of heap_counter.h.
+// Libraries loaded with the executable (ours, libtorch) resolve to these through the dynamic
 // linker, so their allocations are counted too. Only linked into measurement tools.
 #include "heap_counter.h"
 
 #include <malloc.h>
 
-#include <atomic>
+#include <algorithm>
 #include <cstdlib>
 #include <new>
 
 namespace ca::bench {
 namespace {
 
-std::atomic<size_t> g_live{0};
-std::atomic<size_t> g_peak{0};
-std::atomic<size_t> g_count{0};
+struct Counter {
+  bool on = false;
+  bool in_op = false;
+  HeapCounts counts;
+};
+thread_local Counter t_counter;
 
 void* counted_alloc(size_t size, size_t align) {
   void* p = align <= alignof(std::max_align_t)
                 ? std::malloc(size ? size : 1)
                 : std::aligned_alloc(align, (size + align - 1) / align * align);
   if (p == nullptr) throw std::bad_alloc();
-  const size_t live = g_live.fetch_add(malloc_usable_size(p)) + malloc_usable_size(p);
-  size_t peak = g_peak.load();
-  while (live > peak && !g_peak.compare_exchange_weak(peak, live)) {
+  Counter& c = t_counter;
+  if (c.on) {
+    ++(c.in_op ? c.counts.op : c.counts.runtime);
+    c.counts.live += static_cast<int64_t>(malloc_usable_size(p));
+    c.counts.peak = std::max(c.counts.peak, c.counts.live);
   }
-  g_count.fetch_add(1);
   return p;
 }
 
 void counted_free(void* p) {
   if (p == nullptr) return;
-  g_live.fetch_sub(malloc_usable_size(p));
+  Counter& c = t_counter;
+  if (c.on) c.counts.live -= static_cast<int64_t>(malloc_usable_size(p));
   std::free(p);
 }
 
 }  // namespace
 
-size_t heap_live_bytes() { return g_live.load(); }
-void heap_reset_peak() { g_peak.store(g_live.load()); }
-size_t heap_peak_bytes() { return g_peak.load(); }
-size_t heap_allocations() { return g_count.load(); }
+void start_counting() { t_counter = Counter{true, false, {}}; }
+HeapCounts counts() { return t_counter.counts; }
+HeapCounts stop_counting() {
+  t_counter.on = false;
+  return t_counter.counts;
+}
+void set_in_op(bool in_op) { t_counter.in_op = in_op; }
 
 }  // namespace ca::bench
 

@@ -1,20 +1,33 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
-// Counts heap bytes of every global operator new/delete in the process (the executable that
-// links heap_counter.cpp replaces them), so a tool can report the peak a call reaches.
+// The measurement tools' one replacement of the global operator new/delete (heap_counter.cpp):
+// while counting is on, it counts the calling thread's allocations and the bytes they hold, so
+// a tool can report what one call allocates and the heap peak it reaches. Counters are
+// thread-local plain integers: counting never allocates, threads do not contend, and a thread
+// that is not counting pays one branch per call.
 
 #include <cstddef>
+#include <cstdint>
 
 namespace ca::bench {
 
-/// Bytes allocated through operator new and not yet freed, as malloc_usable_size reports them
-/// (malloc's rounding included, its 8-byte chunk headers not).
-size_t heap_live_bytes();
-/// Starts a measurement: the peak is reset to the bytes live now.
-void heap_reset_peak();
-/// Highest heap_live_bytes() since heap_reset_peak().
-size_t heap_peak_bytes();
-/// Number of operator new calls since the process started.
-size_t heap_allocations();
+/// What the calling thread allocated since start_counting().
+struct HeapCounts {
+  size_t runtime = 0;  ///< operator new calls outside an op (see set_in_op)
+  size_t op = 0;       ///< operator new calls inside an op
+  /// Bytes allocated minus bytes freed on this thread, as malloc_usable_size reports them
+  /// (malloc's rounding included, its chunk headers not); freeing older blocks lowers it.
+  int64_t live = 0;
+  int64_t peak = 0;  ///< highest `live`
+};
+
+/// Starts counting on this thread, from zero.
+void start_counting();
+/// What was counted so far; counting goes on.
+HeapCounts counts();
+/// Stops counting on this thread and returns what was counted.
+HeapCounts stop_counting();
+/// Marks whether this thread is inside an op (its allocations count as `op`).
+void set_in_op(bool in_op);
 
 }  // namespace ca::bench

@@ -23,15 +23,15 @@ struct Measure {
 };
 
 Measure measure(const std::string& path) {
-  const size_t base = ca::bench::heap_live_bytes();
-  ca::bench::heap_reset_peak();
+  ca::bench::start_counting();
   const auto start = Clock::now();
   Measure m;
   {
     const ca::Graph g = ca::load_graph(path);
     m.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    m.peak = ca::bench::heap_peak_bytes() - base;
-    m.kept = ca::bench::heap_live_bytes() - base;
+    const ca::bench::HeapCounts heap = ca::bench::stop_counting();
+    m.peak = static_cast<size_t>(heap.peak);
+    m.kept = static_cast<size_t>(heap.live);
     m.nodes = g.nodes.size();
   }
   return m;

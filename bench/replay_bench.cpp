@@ -13,7 +13,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "alloc_counter.h"
+#include "alloc_attribution.h"
 #include "bench_models.h"
 #include "ca/capture.h"
 #include "ca/executor.h"
@@ -88,7 +88,7 @@ void BM_ReplayVsEager(benchmark::State& state, const BenchModel& model) {
   AllocAttribution attribution;
   start_counting();
   pair.executor.run(pair.replay_inputs, &attribution);
-  const AllocCounts allocs = stop_counting();
+  const HeapCounts allocs = stop_counting();
   const double steps = static_cast<double>(pair.executor.stats().plan_steps);
 
   const double n = static_cast<double>(state.iterations());
