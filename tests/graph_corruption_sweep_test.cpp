@@ -16,44 +16,28 @@
 #include "ca/executor.h"
 #include "ca/graph_dump.h"
 #include "ca/graph_io.h"
+#include "captured_backward.h"
 #include "checksum_seal.h"
 
 namespace ca {
 namespace {
 
-/// A small MLP's backward, captured, with eager autograd's parameter gradients.
-struct CapturedMlp {
-  CaptureResult cap;
-  std::vector<at::Tensor> params;
-  std::vector<at::Tensor> eager_grads;
-};
+using CapturedMlp = test::CapturedBackward;
 
+/// A small MLP's backward, captured, with eager autograd's parameter gradients.
 CapturedMlp capture_mlp() {
   torch::manual_seed(9);
   torch::nn::Sequential mlp(torch::nn::Linear(8, 16), torch::nn::Tanh(), torch::nn::Linear(16, 4));
   const at::Tensor x = torch::randn({5, 8});
-  const at::Tensor loss = mlp->forward(x).pow(2).sum();
-  CapturedMlp m;
-  m.cap = capture({loss});
-  m.params = mlp->parameters();
-  loss.backward();
-  for (const at::Tensor& p : m.params) m.eager_grads.push_back(p.grad().clone());
-  return m;
+  return test::capture_with_eager(mlp->forward(x).pow(2).sum(), mlp->parameters());
 }
 
 /// Replays `bytes` from scratch and says whether the parameters got eager's gradients.
 bool replay_matches_eager(const std::vector<uint8_t>& bytes, const CapturedMlp& m) {
   Executor ex(graph_from_bytes(bytes.data(), bytes.size()));
-  for (const at::Tensor& p : m.params) p.mutable_grad().reset();
+  test::clear_grads(m);
   ex.run(m.cap.inputs);
-  for (size_t i = 0; i < m.params.size(); ++i) {
-    const at::Tensor& got = m.params[i].grad();
-    if (!got.defined() || !got.sizes().equals(m.eager_grads[i].sizes()) ||
-        !torch::allclose(got, m.eager_grads[i], 1e-5, 1e-6)) {
-      return false;
-    }
-  }
-  return true;
+  return test::grads_match_eager(m);
 }
 
 TEST(GraphCorruptionSweep, EveryCorruptionIsRefusedAtLoad) {

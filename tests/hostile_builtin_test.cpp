@@ -12,6 +12,7 @@
 #include "ca/error.h"
 #include "ca/executor.h"
 #include "ca/graph_io.h"
+#include "captured_backward.h"
 #include "hostile_load.h"
 #include "test_util.h"
 
@@ -23,24 +24,15 @@ using test::contains;
 using test::load;
 using test::load_error;
 
-struct Captured {
-  CaptureResult cap;
-  at::Tensor param;
-  at::Tensor eager;
-};
+using test::CapturedBackward;
+using test::grads_match_eager;
 
 /// (w * x).sum() for a Float[4, 3] parameter w: MulBackward0 -> validate_outputs ->
 /// accumulate_grad.
-Captured capture_mul() {
+CapturedBackward capture_mul() {
   torch::manual_seed(1);
-  Captured c;
-  c.param = torch::randn({4, 3}, torch::requires_grad());
-  const at::Tensor loss = (c.param * torch::randn({4, 3})).sum();
-  c.cap = capture({loss});
-  loss.backward();
-  c.eager = c.param.grad().clone();
-  c.param.mutable_grad().reset();
-  return c;
+  const at::Tensor w = torch::randn({4, 3}, torch::requires_grad());
+  return test::capture_with_eager((w * torch::randn({4, 3})).sum(), {w});
 }
 
 /// The validate_outputs right before the accumulate_grad, and its metadata entry for the grad.
@@ -63,34 +55,34 @@ void set_dtype(Arg& md, c10::ScalarType t) {
   md.items[3].i = static_cast<int64_t>(t);
 }
 
-std::string run_error(const Captured& c, const Graph& g) {
+std::string run_error(const CapturedBackward& c, const Graph& g) {
   const Executor ex = load(g);
   return test::error_of<ExecutionError>([&] { ex.run(c.cap.inputs); }, "replaying");
 }
 
 TEST(HostileBuiltin, TheUncorruptedGraphReplaysLikeEager) {
-  Captured c = capture_mul();
+  CapturedBackward c = capture_mul();
   load(c.cap.graph).run(c.cap.inputs);
-  EXPECT_TRUE(torch::allclose(c.param.grad(), c.eager));
+  EXPECT_TRUE(grads_match_eager(c));
 }
 
 TEST(HostileBuiltin, AccumulateGradRefusesAGradOfAnotherDtype) {
-  Captured c = capture_mul();
+  CapturedBackward c = capture_mul();
   set_dtype(grad_metadata(c.cap.graph), c10::kDouble);  // validate_outputs now casts to Double
   EXPECT_TRUE(contains(run_error(c, c.cap.graph),
                        "accumulate_grad: grad Double[4, 3] on cpu for a parameter Float[4, 3]"));
-  EXPECT_FALSE(c.param.grad().defined()) << "no .grad was stored";
+  EXPECT_FALSE(c.params[0].grad().defined()) << "no .grad was stored";
 }
 
 TEST(HostileBuiltin, AccumulateGradRefusesAGradOfAnotherShape) {
-  Captured c = capture_mul();
+  CapturedBackward c = capture_mul();
   Arg& shape = grad_metadata(c.cap.graph).items[1];
   shape.items[0].i = 1;  // [1, 3]: validate_outputs sums the grad down to it
   EXPECT_TRUE(contains(run_error(c, c.cap.graph), "grad Float[1, 3] on cpu for a parameter"));
 }
 
 TEST(HostileBuiltin, AccumulateGradOnlyWritesIntoTensorsRecordedAsRequiringGrad) {
-  Captured c = capture_mul();
+  CapturedBackward c = capture_mul();
   for (const Node& n : c.cap.graph.nodes) {
     if (n.kind == NodeKind::kAccumulateGrad) {
       c.cap.graph.inputs[static_cast<size_t>(n.inputs[0])].meta.requires_grad = false;
@@ -115,7 +107,7 @@ TEST(HostileBuiltin, ValidateOutputsMetadataIsCheckedAtLoad) {
       {[](Arg& md) { md.items[1].items[1].i = -3; }, "has a negative size"},
   };
   for (const Case& k : cases) {
-    Captured c = capture_mul();
+    CapturedBackward c = capture_mul();
     k.edit(grad_metadata(c.cap.graph));
     const std::string error = load_error(c.cap.graph);
     EXPECT_TRUE(contains(error, k.expected));
@@ -124,24 +116,12 @@ TEST(HostileBuiltin, ValidateOutputsMetadataIsCheckedAtLoad) {
 }
 
 /// An in-place op on a view: the copy_slices prologue/epilogue pair.
-struct CapturedView {
-  CaptureResult cap;
-  at::Tensor a;
-  at::Tensor eager;
-};
-
-CapturedView capture_in_place_view() {
+CapturedBackward capture_in_place_view() {
   torch::manual_seed(2);
-  CapturedView c;
-  c.a = torch::randn({4, 3}, torch::requires_grad());
-  at::Tensor x = c.a.clone();
+  const at::Tensor a = torch::randn({4, 3}, torch::requires_grad());
+  at::Tensor x = a.clone();
   x.narrow(0, 1, 2).mul_(torch::randn({2, 3}));
-  const at::Tensor loss = x.exp().sum();
-  c.cap = capture({loss});
-  loss.backward();
-  c.eager = c.a.grad().clone();
-  c.a.mutable_grad().reset();
-  return c;
+  return test::capture_with_eager(x.exp().sum(), {a});
 }
 
 Node& prologue(Graph& g) {
@@ -152,9 +132,9 @@ Node& prologue(Graph& g) {
 }
 
 TEST(HostileBuiltin, CopySlicesViewMustLieInsideItsBase) {
-  CapturedView c = capture_in_place_view();
+  CapturedBackward c = capture_in_place_view();
   load(c.cap.graph).run(c.cap.inputs);
-  EXPECT_TRUE(torch::allclose(c.a.grad(), c.eager));
+  EXPECT_TRUE(grads_match_eager(c));
 
   Arg& view = prologue(c.cap.graph).args[1];  // (sizes, strides, offset)
   view.items[2].i = 100;
@@ -174,7 +154,7 @@ TEST(HostileBuiltin, CopySlicesViewMustLieInsideItsBase) {
 // Found by the graph_replay fuzzer: a base whose strides span far more than its elements made
 // the prologue allocate gigabytes for a few values.
 TEST(HostileBuiltin, CopySlicesBaseStorageIsBoundedByTheElementLimit) {
-  CapturedView c = capture_in_place_view();
+  CapturedBackward c = capture_in_place_view();
   Arg& base = prologue(c.cap.graph).args[0];  // [4, 3] with strides [3, 1]
   base.items[1].items[0].i = int64_t{1} << 37;
   EXPECT_TRUE(contains(
@@ -183,7 +163,7 @@ TEST(HostileBuiltin, CopySlicesBaseStorageIsBoundedByTheElementLimit) {
 }
 
 TEST(HostileBuiltin, GraphInputSizesMustHaveARepresentableElementCount) {
-  Captured c = capture_mul();
+  CapturedBackward c = capture_mul();
   c.cap.graph.inputs[0].meta.sizes = {int64_t{1} << 40, int64_t{1} << 40};
   EXPECT_TRUE(contains(load_error(c.cap.graph), "more elements than int64 holds"));
 }

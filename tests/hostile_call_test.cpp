@@ -13,7 +13,8 @@
 
 #include "ca/capture.h"
 #include "ca/error.h"
-#include "executor/op_rules.h"
+#include "captured_backward.h"
+#include "guards/op_rules.h"
 #include "hostile_load.h"
 #include "test_util.h"
 
@@ -24,30 +25,16 @@ using test::contains;
 using test::load;
 using test::load_error;
 
-struct Case {
-  CaptureResult cap;
-  std::vector<at::Tensor> params;
-  std::vector<at::Tensor> eager;
-};
+using Case = test::CapturedBackward;
 
 /// Captures `loss_of(params)`, runs eager backward for the reference grads, and checks that the
 /// unchanged graph replays to them.
 Case capture_case(std::vector<at::Tensor> params,
                   const std::function<at::Tensor(const std::vector<at::Tensor>&)>& loss_of) {
-  Case c;
-  c.params = std::move(params);
-  const at::Tensor loss = loss_of(c.params);
-  c.cap = capture({loss});
-  loss.backward();
-  for (at::Tensor& p : c.params) {
-    c.eager.push_back(p.grad().clone());
-    p.mutable_grad().reset();
-  }
+  Case c = test::capture_with_eager(loss_of(params), params);
   load(c.cap.graph).run(c.cap.inputs);
-  for (size_t i = 0; i < c.params.size(); ++i) {
-    EXPECT_TRUE(torch::allclose(c.params[i].grad(), c.eager[i], 1e-5, 1e-6)) << "param " << i;
-    c.params[i].mutable_grad().reset();
-  }
+  EXPECT_TRUE(test::grads_match_eager(c));
+  test::clear_grads(c);
   return c;
 }
 

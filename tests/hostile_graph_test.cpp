@@ -13,7 +13,8 @@
 #include "ca/executor.h"
 #include "ca/graph_io.h"
 #include "ca/version.h"
-#include "executor/op_rules.h"
+#include "captured_backward.h"
+#include "guards/op_rules.h"
 #include "hostile_load.h"
 #include "registry/op_entry.h"
 #include "test_util.h"
@@ -124,25 +125,16 @@ TEST(HostileAten, AnUndefinedTensorArgIsARunTimeError) {
 
 // ---- functional nodes ---------------------------------------------------------------------------
 
-struct Captured {
-  CaptureResult cap;
-  std::vector<at::Tensor> params;
-  std::vector<at::Tensor> eager;
-};
+using test::CapturedBackward;
 
 /// linear -> split_with_sizes -> cat: AddmmBackward0 and SplitWithSizesBackward0.
-Captured capture_linear_split() {
+CapturedBackward capture_linear_split() {
   torch::manual_seed(0);
-  Captured c;
-  c.params = {torch::randn({4, 3}, torch::requires_grad()),
-              torch::randn({4}, torch::requires_grad())};
+  const std::vector<at::Tensor> params = {torch::randn({4, 3}, torch::requires_grad()),
+                                          torch::randn({4}, torch::requires_grad())};
   const at::Tensor x = torch::randn({5, 3});
-  auto parts = torch::linear(x, c.params[0], c.params[1]).split_with_sizes({1, 3}, 1);
-  const at::Tensor loss = (parts[0] * 2).sum() + parts[1].pow(2).sum();
-  c.cap = capture({loss});
-  loss.backward();
-  for (const at::Tensor& p : c.params) c.eager.push_back(p.grad().clone());
-  return c;
+  auto parts = torch::linear(x, params[0], params[1]).split_with_sizes({1, 3}, 1);
+  return test::capture_with_eager((parts[0] * 2).sum() + parts[1].pow(2).sum(), params);
 }
 
 Node& node_of(Graph& g, const std::string& op) {
@@ -166,16 +158,13 @@ TEST(HostileFunctional, GeneratedRulesMatchTheHarvestedSchemas) {
 }
 
 TEST(HostileFunctional, TheUncorruptedGraphReplaysLikeEager) {
-  Captured c = capture_linear_split();
-  for (const at::Tensor& p : c.params) p.mutable_grad().reset();
+  CapturedBackward c = capture_linear_split();
   load(c.cap.graph).run(c.cap.inputs);
-  for (size_t i = 0; i < c.params.size(); ++i) {
-    EXPECT_TRUE(torch::allclose(c.params[i].grad(), c.eager[i], 1e-5, 1e-6));
-  }
+  EXPECT_TRUE(test::grads_match_eager(c));
 }
 
 TEST(HostileFunctional, SizesAndStridesMustHaveTheRankTheOpReads) {
-  Captured c = capture_linear_split();
+  CapturedBackward c = capture_linear_split();
   Node& addmm = node_of(c.cap.graph, "AddmmBackward0");
   // mat2 (the weight, needs_input_grad[2]) is read by mm_mat2_backward: sizes, strides args 9, 10.
   addmm.args[9] = ints({});
@@ -192,7 +181,7 @@ TEST(HostileFunctional, SizesAndStridesMustHaveTheRankTheOpReads) {
 }
 
 TEST(HostileFunctional, AnOpGivenFewerGradsThanItReadsIsRefused) {
-  Captured c = capture_linear_split();
+  CapturedBackward c = capture_linear_split();
   Node& addmm = node_of(c.cap.graph, "AddmmBackward0");
   addmm.inputs = {};
   EXPECT_TRUE(contains(load_error(c.cap.graph),
@@ -201,7 +190,7 @@ TEST(HostileFunctional, AnOpGivenFewerGradsThanItReadsIsRefused) {
 }
 
 TEST(HostileFunctional, SplitSizesMustCoverEveryGrad) {
-  Captured c = capture_linear_split();
+  CapturedBackward c = capture_linear_split();
   Node& split = node_of(c.cap.graph, "SplitWithSizesBackward0");
   ASSERT_EQ(split.inputs.size(), 2u);
   split.args[4] = ints({1});
