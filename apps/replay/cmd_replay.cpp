@@ -197,23 +197,24 @@ int cmd_replay(const Options& o) {
                  check.ok ? "OK" : "MISMATCH");
   }
   if (o.json) {
-    std::printf(
-        "{\"graph\": %s, \"nodes\": %zu, \"inputs\": %zu, \"gradients\": %zu, "
-        "\"load_ms\": %.4f, \"first_replay_ms\": %.4f, \"peak_rss_mib\": %.1f, "
-        "\"validates_elided\": %zu",
-        json_string(o.graph).c_str(), g.nodes.size(), g.inputs.size(), grads.size(), load_ms,
-        first_ms, peak_rss_mib(), ex.stats().validates_elided);
+    nlohmann::ordered_json summary = {{"graph", o.graph},
+                                      {"nodes", g.nodes.size()},
+                                      {"inputs", g.inputs.size()},
+                                      {"gradients", grads.size()},
+                                      {"load_ms", load_ms},
+                                      {"first_replay_ms", first_ms},
+                                      {"peak_rss_mib", peak_rss_mib()},
+                                      {"validates_elided", ex.stats().validates_elided}};
     if (o.bench > 0) {
-      std::printf(
-          ", \"bench\": {\"runs\": %d, \"min_ms\": %.4f, \"median_ms\": %.4f, "
-          "\"max_ms\": %.4f}",
-          o.bench, st.min, st.median, st.max);
+      summary["bench"] = {
+          {"runs", o.bench}, {"min_ms", st.min}, {"median_ms", st.median}, {"max_ms", st.max}};
     }
     if (!o.check.empty()) {
-      std::printf(", \"check\": {\"ok\": %s, \"max_abs\": %.6g, \"max_rel\": %.6g}",
-                  check.ok ? "true" : "false", check.max_abs, check.max_rel);
+      summary["check"] = {{"ok", check.ok}, {"max_abs", check.max_abs}, {"max_rel", check.max_rel}};
     }
-    std::printf("}\n");
+    // A path is bytes, not always UTF-8: invalid sequences print as U+FFFD, never throw.
+    std::printf("%s\n",
+                summary.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   }
   return check.ok ? 0 : 1;
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // What `replay` measures and prints: comparisons with expected gradients, timing statistics,
-// per-op profiles, and the JSON summary.
+// per-op profiles.
 
 #include <ATen/core/Tensor.h>
 
@@ -63,8 +63,5 @@ std::vector<std::pair<std::string, OpTime>> profile_by_op(const Graph& graph,
 
 /// Peak resident memory of this process, in MiB (0 where unknown).
 double peak_rss_mib();
-
-/// JSON string literal of `s`.
-std::string json_string(const std::string& s);
 
 }  // namespace ca::cli
