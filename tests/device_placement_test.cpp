@@ -11,7 +11,7 @@
 #include "ca/capture.h"
 #include "ca/error.h"
 #include "ca/executor.h"
-#include "executor/cuda_graph_replay.h"
+#include "cuda/cuda_graph_replay.h"
 #include "test_util.h"
 
 namespace ca {
@@ -82,11 +82,13 @@ TEST(DevicePlacement, CudaGraphMovesScalarsOnlyBuiltinsRead) {
   EXPECT_TRUE(test::contains(p.inputs[1].reason, "every user is built-in (2)"));
   EXPECT_FALSE(p.inputs[2].moves);
   EXPECT_EQ(p.inputs[2].device, kCpu);
-  EXPECT_TRUE(test::contains(p.inputs[2].reason, "custom function MyFn (node 2)"));
+  EXPECT_TRUE(
+      test::contains(p.inputs[2].reason, "read by nodes[2] (functional MyFn), a custom function"));
   EXPECT_FALSE(p.inputs[3].moves);
   EXPECT_TRUE(test::contains(p.inputs[3].reason, "CPU parameter"));
   EXPECT_FALSE(p.inputs[4].moves);
-  EXPECT_TRUE(test::contains(p.inputs[4].reason, "myns::op (node 5), not an aten/prims op"));
+  EXPECT_TRUE(
+      test::contains(p.inputs[4].reason, "read by nodes[5] (aten myns::op), not an aten/prims op"));
   EXPECT_TRUE(p.inputs[5].moves);
   EXPECT_TRUE(test::contains(p.inputs[5].reason, "no node reads it"));
   EXPECT_FALSE(p.inputs[6].cpu_scalar);  // sizes are read on the host
@@ -145,7 +147,8 @@ TEST(DevicePlacement, DescribeListsEveryScalar) {
   const Graph g = scalar_graph(kCuda0);
   const std::string text = describe_scalars(g, place_graph(g, kCuda0));
   EXPECT_TRUE(test::contains(text, "input 1 (builtin): moves to cuda:0"));
-  EXPECT_TRUE(test::contains(text, "input 2 (custom): stays on cpu: read by custom function"));
+  EXPECT_TRUE(test::contains(text, "input 2 (custom): stays on cpu: read by nodes["));
+  EXPECT_TRUE(test::contains(text, ", a custom function"));
   EXPECT_FALSE(test::contains(text, "input 0"));
 }
 
@@ -158,7 +161,7 @@ TEST(DevicePlacement, CudaGraphRefusalsNameTheCause) {
   g.inputs.resize(2);  // the activation and one movable scalar; nodes reading others remain
   g.nodes = {reader(NodeKind::kFunctional, "MyFn", 0)};
   EXPECT_TRUE(test::contains(detail::cuda_graph_refusal(g, place_graph(g, kCuda0)),
-                             "node 0 runs custom function MyFn"));
+                             "nodes[0] (functional MyFn) runs custom function MyFn"));
   g.nodes.clear();
   EXPECT_EQ(detail::cuda_graph_refusal(g, place_graph(g, kCuda0)), "");
   GraphInput size;

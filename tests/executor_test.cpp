@@ -79,7 +79,7 @@ TEST(Executor, AFailingNodeIsNamedWithItsInputs) {
   ASSERT_TRUE(changed);
   Executor ex(cap.graph);
   const std::string msg = test::error_of<ExecutionError>([&] { ex.run(copies(cap.inputs)); });
-  EXPECT_NE(msg.find("node "), std::string::npos) << msg;
+  EXPECT_NE(msg.find("nodes["), std::string::npos) << msg;
   EXPECT_NE(msg.find("on inputs (%"), std::string::npos) << msg;
   EXPECT_NE(msg.find("Float["), std::string::npos) << msg;
 }

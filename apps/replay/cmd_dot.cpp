@@ -71,10 +71,10 @@ std::vector<std::string> node_label(const Node& n, size_t i, bool runs) {
 
 // Tensor values a node's packed args refer to (saved tensors, symbolic sizes).
 void arg_refs(const Arg& a, std::vector<ValueId>& out) {
-  if ((a.kind == Arg::Kind::kTensor || a.kind == Arg::Kind::kSymInt) && a.ref != kNoValue) {
-    out.push_back(a.ref);
-  }
-  for (const Arg& item : a.items) arg_refs(item, out);
+  for_each_ref(a, [&out](const Arg& ref) {
+    out.push_back(ref.ref);
+    return true;
+  });
 }
 
 class DotWriter {

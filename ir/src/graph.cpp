@@ -84,6 +84,17 @@ const char* node_kind_name(NodeKind kind) {
   return "unknown";
 }
 
+std::string node_path(const Graph& graph, size_t i) {
+  const Node& n = graph.nodes[i];
+  std::string path = "nodes[" + std::to_string(i) + "] (" + node_kind_name(n.kind);
+  if (n.kind == NodeKind::kValidateOutputs) {
+    if (i > 0 && !graph.nodes[i - 1].op.empty()) path += " of " + graph.nodes[i - 1].op.str();
+  } else if (!n.op.empty()) {
+    path += " " + n.op.str();
+  }
+  return path + ")";
+}
+
 std::vector<size_t> grad_targets(const Graph& graph) {
   std::vector<size_t> targets;
   for (const Node& n : graph.nodes) {

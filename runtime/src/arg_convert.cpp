@@ -275,12 +275,4 @@ c10::IValue ivalue_from_arg(const Arg& a, const ValueToTensor& tensor_of,
   throw FormatError("arg of unknown kind " + std::to_string(static_cast<int>(a.kind)));
 }
 
-bool arg_has_refs(const Arg& a) {
-  if (a.kind == Arg::Kind::kTensor || a.kind == Arg::Kind::kSymInt) return true;
-  for (const Arg& item : a.items) {
-    if (arg_has_refs(item)) return true;
-  }
-  return false;
-}
-
 }  // namespace ca::detail

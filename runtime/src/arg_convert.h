@@ -43,7 +43,4 @@ using ValueToInt = std::function<int64_t(ValueId)>;
 c10::IValue ivalue_from_arg(const Arg& arg, const ValueToTensor& tensor_of,
                             const ValueToInt& int_of);
 
-/// True when the Arg holds a tensor or symbolic-size reference anywhere inside it.
-bool arg_has_refs(const Arg& arg);
-
 }  // namespace ca::detail

@@ -24,7 +24,7 @@ class Error : public std::runtime_error {
   /// The full message: every context prefix, then the original text.
   const char* what() const noexcept override { return message_.c_str(); }
 
-  /// Prefixes `context` (e.g. "bwd.fb: " or "node 17 (functional MulBackward0): ") to the
+  /// Prefixes `context` (e.g. "bwd.fb: " or "nodes[17] (functional MulBackward0): ") to the
   /// message. Use as `catch (ca::Error& e) { e.add_context(...); throw; }`.
   void add_context(const std::string& context) { message_.insert(0, escape_text(context)); }
 

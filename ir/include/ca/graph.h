@@ -204,6 +204,34 @@ struct Graph {
   }
 };
 
+/// How every message names node `i` of `graph`: "nodes[17] (functional MulBackward0)"; a
+/// validate_outputs is named by the op it follows ("nodes[18] (validate_outputs of
+/// MulBackward0)"). `i` must be an index of `graph.nodes`.
+std::string node_path(const Graph& graph, size_t i);
+
+/// Calls `visit(ref)` for each reference in `arg`'s tree, in pre-order: every kTensor and
+/// kSymInt whose `ref` names a value (an undefined tensor, kNoValue, refers to nothing).
+/// `visit` returns true to go on and false to stop; for_each_ref returns false when a visit
+/// stopped it. `Arg` may be const (to read references) or not (to rewrite them in place).
+template <class A, class Visit>
+bool for_each_ref(A& arg, Visit&& visit) {
+  if ((arg.kind == Arg::Kind::kTensor || arg.kind == Arg::Kind::kSymInt) && arg.ref != kNoValue &&
+      !visit(arg)) {
+    return false;
+  }
+  for (A& item : arg.items) {
+    if (!for_each_ref(item, visit)) return false;
+  }
+  return true;
+}
+
+/// True when `arg`'s tree holds a reference of kind `kind` (kTensor or kSymInt), or of either
+/// when `kind` is kNone.
+inline bool has_refs(const Arg& arg, Arg::Kind kind = Arg::Kind::kNone) {
+  return !for_each_ref(
+      arg, [kind](const Arg& ref) { return kind != Arg::Kind::kNone && ref.kind != kind; });
+}
+
 /// Graph-input indices that accumulate_grad nodes write, unique, in order of first write: the
 /// parameters whose gradients a replay produces.
 std::vector<size_t> grad_targets(const Graph& graph);

@@ -6,7 +6,7 @@
 // AccumulateGrad assigns (steals or clones) into a tensor of the graph's private pool, which
 // every replay rewrites. After a replay that tensor holds the run's gradient, and the caller's
 // tensor receives it through AccumulateGrad::accumulateGrad, exactly as eager would.
-#include "executor/cuda_graph_replay.h"
+#include "cuda/cuda_graph_replay.h"
 
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAGraph.h>

@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Op binding: resolve ops, turn packed Args into IValues once, check them against the schema.
+#include "load/op_binding.h"
+
+#include <torch/csrc/dynamo/compiled_autograd.h>
+
+#include <map>
+
+#include "arg_convert.h"
+#include "ca/error.h"
+#include "ca/version.h"
+#include "guards/aten_check.h"
+#include "guards/op_rules.h"
+#include "guards/storage_bounds.h"
+#include "load/schema_check.h"
+
+namespace ca::detail {
+namespace {
+
+namespace dyn = torch::dynamo::autograd;
+using Missing = std::map<std::string, std::vector<size_t>>;
+
+at::Tensor no_tensor(ValueId) { return at::Tensor(); }
+int64_t no_int(ValueId) { return 0; }
+
+// A builtin node's arg as an IValue: no tensor references; symbolic sizes (graphs exported with
+// dynamic shapes) read as 0 here, enough to check the shape of the arg, and are rebound per run.
+c10::IValue constant(const Arg& arg, const std::string& at) {
+  if (has_refs(arg, Arg::Kind::kTensor)) {
+    throw FormatError(at + ": expected a constant, found a tensor reference");
+  }
+  return ivalue_from_arg(arg, no_tensor, no_int);
+}
+
+std::vector<c10::IValue> convert_args(const Node& n) {
+  std::vector<c10::IValue> args;
+  args.reserve(n.args.size());
+  for (const Arg& a : n.args) args.push_back(ivalue_from_arg(a, no_tensor, no_int));
+  return args;
+}
+
+void check_schema(const Node& n, const OpCall& call, const std::string& at) {
+  const auto& schema = call.op->schema;
+  const auto& args = call.args;
+  if (call.op->is_custom_function) return;  // schema comes from the values themselves
+  if (schema.size() != args.size()) {
+    throw FormatError(at + ": " + std::to_string(args.size()) + " packed args, op expects " +
+                      std::to_string(schema.size()));
+  }
+  const int64_t flags = call.op->needs_input_grad_count;
+  if (flags >= 0 &&
+      (!args[0].isBoolList() || static_cast<int64_t>(args[0].toBoolList().size()) != flags)) {
+    throw FormatError(at + ".args[0]: expected " + std::to_string(flags) +
+                      " needs_input_grad flags, got " +
+                      (args[0].isBoolList() ? std::to_string(args[0].toBoolList().size())
+                                            : std::string(args[0].tagKind())));
+  }
+  for (size_t j = 0; j < schema.size(); ++j) {
+    if (n.args[j].kind == Arg::Kind::kTensor && schema[j]->kind() == c10::TypeKind::TensorType) {
+      continue;
+    }
+    std::string why = schema_mismatch(args[j], schema[j]);
+    if (!why.empty()) throw FormatError(at + ".args[" + std::to_string(j) + "]: " + why);
+  }
+}
+
+// Upstream's unpackers index tuples without checking their length: check the shape first.
+template <class T>
+T unpack_checked(const Arg& arg, const std::string& at) {
+  c10::IValue value = constant(arg, at);
+  std::string why = schema_mismatch(value, dyn::IValuePacker<T>::packed_type());
+  if (!why.empty()) throw FormatError(at + ": malformed args: " + why);
+  return dyn::IValuePacker<T>::unpack(value);
+}
+
+// What validate_outputs may be handed: metadata of a differentiable, strided input on a CPU or
+// CUDA device with a real shape. Anything else reaches torch's internal asserts or silently
+// moves a grad to another device type.
+void check_metadata(const MetadataList& list, const std::string& at) {
+  for (size_t k = 0; k < list.size(); ++k) {
+    if (!list[k]) continue;
+    const auto& md = *list[k];
+    const std::string where = at + ".metadata[" + std::to_string(k) + "]: ";
+    const c10::ScalarType dtype = c10::typeMetaToScalarType(md.dtype());
+    const auto grad_dtype = md.grad_dtype();
+    if (!torch::autograd::isDifferentiableType(dtype) ||
+        (grad_dtype && !torch::autograd::isDifferentiableType(*grad_dtype))) {
+      throw FormatError(where + "dtype " + c10::toString(grad_dtype.value_or(dtype)) +
+                        " is not differentiable (floating point or complex)");
+    }
+    if (md.layout() != c10::kStrided) throw FormatError(where + "layout is not strided");
+    if (!md.device().is_cpu() && !md.device().is_cuda()) {
+      throw FormatError(where + "device " + md.device().str() + " is not cpu or cuda");
+    }
+    for (const c10::SymInt& size : md.shape_as_dim_vector()) {
+      if (size.is_heap_allocated() || size.as_int_unchecked() < 0) {
+        throw FormatError(where + "shape " + c10::str(md.shape_as_dim_vector()) +
+                          " has a negative size");
+      }
+    }
+  }
+}
+
+// A packed TensorGeometry is (sizes, strides, offset); torch indexes strides by the sizes' dims.
+at::TensorGeometry checked_geometry(const c10::IValue& value, const std::string& at) {
+  std::string why = schema_mismatch(value, dyn::IValuePacker<at::TensorGeometry>::packed_type());
+  if (!why.empty()) throw FormatError(at + ": malformed args: " + why);
+  why = packed_geometry_problem(value);
+  if (!why.empty()) throw FormatError(at + ": " + why);
+  return dyn::IValuePacker<at::TensorGeometry>::unpack(value);
+}
+
+// CopySlices builds a base-shaped buffer and views it with the view's geometry: the view must
+// lie inside the base.
+CopySlicesGeometry checked_copy_slices(const c10::IValue& base, const c10::IValue& view,
+                                       const std::string& at) {
+  CopySlicesGeometry g{checked_geometry(base, at + ".args[0]"),
+                       checked_geometry(view, at + ".args[1]")};
+  const int64_t extent = geometry_extent(g.base.sizes(), g.base.strides());
+  const int64_t offset = g.view.storage_offset() - g.base.storage_offset();
+  std::string why = geometry_outside(g.view.sizes(), g.view.strides(), offset, extent);
+  if (!why.empty()) throw FormatError(at + ": the view is not inside its base: " + why);
+  return g;
+}
+
+// Symbolic sizes read as 0 here: the view-inside-base check then waits for the real sizes, which
+// rebind_geometry checks on every run.
+CopySlicesGeometry copy_slices_geometry(const Node& n, const std::string& at) {
+  const c10::IValue base = constant(n.args.at(0), at + ".args[0]");
+  const c10::IValue view = constant(n.args.at(1), at + ".args[1]");
+  if (has_refs(n.args.at(0)) || has_refs(n.args.at(1))) {
+    return CopySlicesGeometry{checked_geometry(base, at + ".args[0]"),
+                              checked_geometry(view, at + ".args[1]")};
+  }
+  return checked_copy_slices(base, view, at);
+}
+
+// Sizes bound per run come from the inputs: the load-time checks run again on them, and what
+// they refuse is the inputs' fault.
+template <class F>
+auto rebound_checked(const std::string& at, F&& rebind) {
+  try {
+    return rebind();
+  } catch (const FormatError& e) {
+    throw InputError(std::string("symbolic sizes from the inputs: ") + e.what());
+  } catch (const c10::Error& e) {
+    throw InputError("symbolic sizes from the inputs: " + at + ": " + e.what_without_backtrace());
+  }
+}
+
+BoundNode bind_builtin(const Node& n, const std::string& at) {
+  try {
+    switch (n.kind) {
+      case NodeKind::kValidateOutputs: {
+        auto metadata = unpack_checked<MetadataList>(n.args.at(0), at);
+        if (metadata.size() != n.inputs.size()) {
+          throw FormatError(at + ": metadata for " + std::to_string(metadata.size()) +
+                            " outputs, node has " + std::to_string(n.inputs.size()));
+        }
+        check_metadata(metadata, at);
+        return metadata;
+      }
+      case NodeKind::kCopySlicesPrologue:
+        return copy_slices_geometry(n, at);
+      case NodeKind::kCopySlicesEpilogue:
+        return CopySlicesFlags{unpack_checked<std::vector<bool>>(n.args.at(0), at)};
+      case NodeKind::kAccumulateGrad:
+        return AccumulateGradFlags{unpack_checked<bool>(n.args.at(0), at)};
+      default:
+        return std::monostate{};
+    }
+  } catch (const c10::Error& e) {
+    throw FormatError(at + ": malformed args: " + e.what_without_backtrace());
+  }
+}
+
+BoundNode bind_node(const Graph& g, size_t i, int64_t max_tensor_elements, Missing& missing) {
+  const Node& n = g.nodes[i];
+  const std::string at = node_path(g, i);
+  if (n.kind == NodeKind::kFunctional) {
+    OpCall call;
+    call.op = find_op(n.op);
+    if (call.op == nullptr) {
+      missing[n.op].push_back(i);
+      return call;
+    }
+    call.args = convert_args(n);
+    check_schema(n, call, at);
+    check_op_rules(n, call.args, at, max_tensor_elements);
+    call.check = CallCheck::find(n.op.str(), call.args.size());
+    return call;
+  }
+  if (n.kind == NodeKind::kAten) {
+    OpCall call;
+    call.aten = c10::Dispatcher::singleton().findSchema({n.op, n.overload});
+    if (!call.aten) {
+      missing[n.op + (n.overload.empty() ? "" : "." + n.overload)].push_back(i);
+      return call;
+    }
+    call.args = convert_args(n);
+    check_aten_node(n, call.aten->schema(), call.args, at);
+    return call;
+  }
+  return bind_builtin(n, at);
+}
+
+void throw_missing(const Missing& missing) {
+  std::string msg = "graph uses " + std::to_string(missing.size()) +
+                    " op(s) this runtime cannot resolve (torch " + runtime_torch_version() +
+                    "; custom functions need CA_REGISTER_FUNCTION):";
+  for (const auto& [name, nodes] : missing) {
+    msg += "\n  " + name + " at node";
+    for (size_t k = 0; k < nodes.size() && k < 5; ++k) msg += " " + std::to_string(nodes[k]);
+    if (nodes.size() > 5) msg += " ...";
+  }
+  throw OpNotFoundError(msg);
+}
+
+}  // namespace
+
+MetadataList rebind_metadata(const Arg& metadata, const SizeOf& size_of) {
+  const std::string at = "validate_outputs";
+  return rebound_checked(at, [&] {
+    auto list =
+        dyn::IValuePacker<MetadataList>::unpack(ivalue_from_arg(metadata, no_tensor, size_of));
+    check_metadata(list, at);
+    return list;
+  });
+}
+
+CopySlicesGeometry rebind_geometry(const Arg& base, const Arg& view, const SizeOf& size_of) {
+  const std::string at = "copy_slices_prologue";
+  return rebound_checked(at, [&] {
+    return checked_copy_slices(ivalue_from_arg(base, no_tensor, size_of),
+                               ivalue_from_arg(view, no_tensor, size_of), at);
+  });
+}
+
+std::vector<BoundNode> bind_ops(const Graph& graph, bool allow_version_mismatch,
+                                int64_t max_tensor_elements, SchemaReport* schemas) {
+  *schemas = check_op_schemas(graph, allow_version_mismatch);
+  std::vector<BoundNode> bound;
+  bound.reserve(graph.nodes.size());
+  Missing missing;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    try {
+      bound.push_back(bind_node(graph, i, max_tensor_elements, missing));
+    } catch (const c10::Error& e) {  // torch refused a value the checks above let through
+      throw FormatError(node_path(graph, i) + ": " + e.what_without_backtrace());
+    }
+  }
+  if (!missing.empty()) throw_missing(missing);
+  return bound;
+}
+
+}  // namespace ca::detail

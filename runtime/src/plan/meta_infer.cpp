@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Meta inference: run each functional op once on meta tensors, memoized by op, input metadata
+// and constant args, so a network of repeated layers costs one call per distinct layer.
+#include "plan/meta_infer.h"
+
+#include <ATen/ATen.h>
+#include <torch/csrc/autograd/grad_mode.h>
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+#include <unordered_map>
+
+#include "arg_convert.h"
+#include "guards/validate_check.h"
+
+namespace ca::detail {
+namespace {
+
+// Distinct meta calls per load (repeats are memoized): about 10 ms at most, so that loading stays
+// fast; past it, values stay unknown. A count, not a clock, so that what is elided never depends
+// on how busy the machine is.
+constexpr size_t kMaxMetaCalls = 512;
+
+struct ValueMeta {
+  enum class State : uint8_t { kUnknown, kUndefined, kKnown };
+  State state = State::kUnknown;
+  c10::ScalarType dtype = c10::ScalarType::Float;
+  std::vector<int64_t> sizes;
+
+  static ValueMeta undefined() { return {State::kUndefined, {}, {}}; }
+  bool known() const { return state == State::kKnown; }
+};
+using Outputs = std::optional<std::vector<ValueMeta>>;  // nullopt: the op failed on meta
+
+// Ops may warn about meta tensors; load stays silent.
+class QuietWarnings : public c10::WarningHandler {
+ public:
+  void process(const c10::Warning&) override {}
+};
+
+void append_meta(const ValueMeta& m, std::string& key) {
+  if (!m.known()) {
+    key += m.state == ValueMeta::State::kUndefined ? "N" : "?";
+    return;
+  }
+  key += std::to_string(static_cast<int>(m.dtype)) + "[";
+  for (int64_t s : m.sizes) key += std::to_string(s) + ",";
+  key += "]";
+}
+
+class Inferrer {
+ public:
+  Inferrer(const Graph& g, const std::vector<BoundNode>& bound)
+      : g_(g), bound_(bound), metas_(static_cast<size_t>(g.num_values)) {
+    result_.validate_is_noop.assign(g.nodes.size(), false);
+  }
+
+  MetaInference run() {
+    if (!init_inputs()) return result_;
+    QuietWarnings quiet;
+    c10::WarningUtils::WarningHandlerGuard guard(&quiet);
+    at::NoGradGuard no_grad;
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      const Node& n = g_.nodes[i];
+      if (n.kind == NodeKind::kFunctional) {
+        functional(n, std::get<OpCall>(bound_[i]));
+      } else if (n.kind == NodeKind::kValidateOutputs) {
+        result_.validate_is_noop[i] = validate(n, std::get<MetadataList>(bound_[i]));
+      } else if (n.kind == NodeKind::kAccumulate) {
+        accumulate(n);
+      }  // other kinds leave their outputs unknown
+    }
+    return result_;
+  }
+
+ private:
+  // Known metadata for tensor inputs, all on one device (else nothing is inferred).
+  bool init_inputs() {
+    for (size_t k = 0; k < g_.inputs.size(); ++k) {
+      const GraphInput& in = g_.inputs[k];
+      if (in.kind != GraphInput::Kind::kTensor) continue;  // value unchecked: stays unknown
+      if (device_ && *device_ != in.meta.device) return false;
+      device_ = in.meta.device;
+      const auto& sizes = in.meta.sizes;
+      if (std::find(sizes.begin(), sizes.end(), kDynamicSize) != sizes.end()) continue;
+      metas_[k] = {ValueMeta::State::kKnown, in.meta.dtype, sizes};
+    }
+    return device_.has_value();
+  }
+
+  const ValueMeta& meta_of(ValueId v) const {
+    static const ValueMeta kUndefined = ValueMeta::undefined();
+    return v == kNoValue ? kUndefined : metas_[static_cast<size_t>(v)];
+  }
+
+  // Appends the arg tree to `key`; false when it holds a symbolic size or an unknown value.
+  bool append_arg(const Arg& a, std::string& key) const {
+    key += std::to_string(static_cast<int>(a.kind)) + ":" +
+           std::to_string(static_cast<int>(a.type.kind));
+    switch (a.kind) {
+      case Arg::Kind::kSymInt:
+        return false;  // its value is not checked at bind: shapes could differ
+      case Arg::Kind::kTensor:
+        if (meta_of(a.ref).state == ValueMeta::State::kUnknown) return false;
+        append_meta(meta_of(a.ref), key);
+        return true;
+      case Arg::Kind::kDouble:
+      case Arg::Kind::kComplex: {
+        double parts[2] = {a.kind == Arg::Kind::kDouble ? a.d : a.c.real(), a.c.imag()};
+        key.append(reinterpret_cast<const char*>(parts), sizeof(parts));
+        return true;
+      }
+      default:
+        key += std::to_string(a.i) + (a.b ? "t" : "f") + a.s + std::to_string(a.device_index);
+        for (const Arg& item : a.items) {
+          if (!append_arg(item, key)) return false;
+        }
+        key += ")";
+        return true;
+    }
+  }
+
+  at::Tensor meta_tensor(ValueId v) const {
+    const ValueMeta& m = meta_of(v);
+    if (!m.known()) return at::Tensor();
+    return at::empty(m.sizes, at::TensorOptions().dtype(m.dtype).device(at::kMeta));
+  }
+
+  Outputs call_on_meta(const Node& n, const OpCall& call) {
+    if (result_.meta_calls >= kMaxMetaCalls) return std::nullopt;
+    ++result_.meta_calls;
+    try {
+      torch::autograd::variable_list grads;
+      for (ValueId v : n.inputs) grads.push_back(meta_tensor(v));
+      std::vector<c10::IValue> args;
+      auto tensor_of = [this](ValueId v) { return meta_tensor(v); };
+      auto int_of = [](ValueId) -> int64_t { return 0; };  // never reached: refused in the key
+      for (const Arg& a : n.args) args.push_back(ivalue_from_arg(a, tensor_of, int_of));
+      if (call.check) call.check(grads, args);  // the op trusts what the check checks
+      std::vector<ValueMeta> out;
+      for (const at::Tensor& t : call.op->fn(grads, args)) {
+        if (!t.defined()) {
+          out.push_back(ValueMeta::undefined());
+        } else if (t.is_meta() && t.layout() == c10::kStrided && !t.is_nested()) {
+          out.push_back({ValueMeta::State::kKnown, t.scalar_type(), t.sizes().vec()});
+        } else {
+          out.emplace_back();
+        }
+      }
+      return out;
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+  }
+
+  void functional(const Node& n, const OpCall& call) {
+    Outputs out;
+    std::string key = n.op + "(";
+    bool inferable = !call.op->is_custom_function;  // user code may not expect meta tensors
+    for (ValueId v : n.inputs) {
+      inferable = inferable && meta_of(v).state != ValueMeta::State::kUnknown;
+      append_meta(meta_of(v), key);
+    }
+    for (const Arg& a : n.args) inferable = inferable && append_arg(a, key);
+    if (inferable) {
+      auto it = memo_.find(key);
+      if (it != memo_.end()) {
+        ++result_.memo_hits;
+        out = it->second;
+      } else {
+        out = call_on_meta(n, call);
+        memo_.emplace(std::move(key), out);
+      }
+    }
+    // Another count than the node declares is the run's to report (run_step.cpp), by name.
+    if (!out || out->size() != n.outputs.size()) {
+      ++result_.unknown;
+      return;
+    }
+    for (size_t k = 0; k < out->size(); ++k) set(n.outputs[k], (*out)[k]);
+  }
+
+  // Outputs get what validate_outputs would make of the inputs; true when it provably changes
+  // nothing (so the node can be elided).
+  bool validate(const Node& n, const MetadataList& metadata) {
+    if (has_refs(n.args.at(0))) {  // symbolic sizes (read as 0 at load): nothing is known
+      for (ValueId v : n.outputs) set(v, ValueMeta());
+      return false;
+    }
+    bool noop = true;
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+      const ValueMeta in = meta_of(n.inputs[k]);
+      if (!metadata[k] || in.state == ValueMeta::State::kUndefined) {
+        set(n.outputs[k], in);
+        continue;
+      }
+      const auto& md = *metadata[k];
+      if (in.known() && metadata_accepts(md, in.dtype, c10::fromIntArrayRefSlow(in.sizes),
+                                         c10::kStrided, *device_, false)) {
+        set(n.outputs[k], in);
+        continue;
+      }
+      noop = false;
+      set(n.outputs[k], ValueMeta());
+    }
+    return noop;
+  }
+
+  void accumulate(const Node& n) {
+    const ValueMeta& a = meta_of(n.inputs[0]);
+    const ValueMeta& b = meta_of(n.inputs[1]);
+    if (a.state == ValueMeta::State::kUndefined) return set(n.outputs[0], b);
+    if (b.state == ValueMeta::State::kUndefined) return set(n.outputs[0], a);
+    const bool same = a.known() && b.known() && a.dtype == b.dtype && a.sizes == b.sizes;
+    set(n.outputs[0], same ? a : ValueMeta());
+  }
+
+  void set(ValueId v, ValueMeta m) {
+    if (v != kNoValue) metas_[static_cast<size_t>(v)] = std::move(m);
+  }
+
+  const Graph& g_;
+  const std::vector<BoundNode>& bound_;
+  std::vector<ValueMeta> metas_;
+  std::optional<c10::Device> device_;
+  std::unordered_map<std::string, Outputs> memo_;
+  MetaInference result_;
+};
+
+}  // namespace
+
+MetaInference infer_metas(const Graph& graph, const std::vector<BoundNode>& bound) {
+  return Inferrer(graph, bound).run();
+}
+
+}  // namespace ca::detail

@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#pragma once
+// Load-time inference of every value's metadata (dtype, shape; strided, on the graph's device):
+// graph inputs give theirs, functional ops are run once on meta-device tensors, and the
+// builtins propagate. Its purpose is to prove validate_outputs nodes no-ops at load.
+
+#include <vector>
+
+#include "ca/graph.h"
+#include "load/op_binding.h"
+
+namespace ca::detail {
+
+/// What load-time inference found.
+struct MetaInference {
+  std::vector<bool> validate_is_noop;  ///< by node index; true only for proven validate_outputs
+  size_t meta_calls = 0;               ///< ops actually run on meta tensors
+  size_t memo_hits = 0;                ///< inferences answered by an earlier identical call
+  size_t unknown = 0;                  ///< functional nodes whose outputs stayed unknown
+};
+
+/// Infers metadata through `graph`. Op failures on meta tensors, custom functions, symbolic
+/// sizes, an exhausted call budget (512 distinct meta calls) and an op that returns another
+/// number of outputs than its node declares make values unknown: inference never refuses.
+MetaInference infer_metas(const Graph& graph, const std::vector<BoundNode>& bound);
+
+}  // namespace ca::detail

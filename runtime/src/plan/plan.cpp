@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Builds the plan of a verified graph: infer metadata to elide validate_outputs nodes proven
+// no-ops, precompute where each reference goes in the packed args, and compute last uses.
+#include "plan/plan.h"
+
+#include <algorithm>
+
+#include "plan/meta_infer.h"
+
+namespace ca::detail {
+namespace {
+
+// The name a profiler shows for a step. Eager's engine wraps every node it runs in a scope named
+// "autograd::engine::evaluate_function: <node name>", so a replayed node is named the same way
+// and users' trace tooling reads both; steps that eager runs inside a node or its input buffers
+// (validate_outputs, sums, CopySlices' two halves, aten calls) are named by what they are.
+std::string trace_name(const Node& n) {
+  static const std::string kEngine = "autograd::engine::evaluate_function: ";
+  switch (n.kind) {
+    case NodeKind::kFunctional:
+      return kEngine + n.op.str();
+    case NodeKind::kAccumulateGrad:
+      return kEngine + "torch::autograd::AccumulateGrad";
+    case NodeKind::kAten:
+      return "ca::aten: " + n.op.str() + (n.overload.empty() ? "" : "." + n.overload.str());
+    default:
+      return std::string("ca::") + node_kind_name(n.kind);
+  }
+}
+
+class Planner {
+ public:
+  explicit Planner(Plan& plan) : plan_(plan) {
+    alias_.resize(static_cast<size_t>(plan.graph.num_values));
+    for (size_t v = 0; v < alias_.size(); ++v) alias_[v] = static_cast<ValueId>(v);
+  }
+
+  void build(std::vector<BoundNode> bound, const MetaInference& inference) {
+    const Graph& g = plan_.graph;
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      const Node& n = g.nodes[i];
+      if (inference.validate_is_noop[i]) {
+        // Elided: its outputs are its inputs.
+        for (size_t k = 0; k < n.outputs.size(); ++k) {
+          if (n.outputs[k] != kNoValue)
+            alias_[static_cast<size_t>(n.outputs[k])] = map(n.inputs[k]);
+        }
+        ++plan_.stats.validates_elided;
+        continue;
+      }
+      plan_.steps.push_back(make_step(i, n, std::move(bound[i])));
+    }
+    for (ValueId v : g.outputs) plan_.outputs.push_back(map(v));
+  }
+
+ private:
+  ValueId map(ValueId v) const { return v == kNoValue ? v : alias_[static_cast<size_t>(v)]; }
+
+  Step make_step(size_t i, const Node& n, BoundNode bound) {
+    Step s;
+    s.node = static_cast<uint32_t>(i);
+    s.trace_name = trace_name(n);
+    for (ValueId v : n.inputs) s.inputs.push_back(map(v));
+    s.outputs = n.outputs;
+    switch (n.kind) {
+      case NodeKind::kFunctional:
+      case NodeKind::kAten: {
+        OpCall& call = std::get<OpCall>(bound);
+        CallStep c{call.op, std::move(call.aten), std::move(call.args), {}, {}, call.check};
+        for (uint32_t j = 0; j < n.args.size(); ++j) add_arg_slots(n.args[j], j, c);
+        s.payload = std::move(c);
+        break;
+      }
+      case NodeKind::kValidateOutputs:
+        s.payload = ValidateStep{std::move(std::get<MetadataList>(bound))};
+        add_symbolic_args(n, s);
+        break;
+      case NodeKind::kAccumulate:
+        s.payload = AccumulateStep{};
+        break;
+      case NodeKind::kAccumulateGrad:
+        s.payload = AccumulateGradStep{std::get<AccumulateGradFlags>(bound).has_post_hooks, false};
+        break;
+      case NodeKind::kCopySlicesPrologue:
+        s.payload = std::move(std::get<CopySlicesGeometry>(bound));
+        add_symbolic_args(n, s);
+        break;
+      case NodeKind::kCopySlicesEpilogue:
+        s.payload = std::move(std::get<CopySlicesFlags>(bound));
+        break;
+    }
+    return s;
+  }
+
+  void add_symbolic_args(const Node& n, Step& s) const {
+    const bool symbolic =
+        std::any_of(n.args.begin(), n.args.end(), [](const Arg& a) { return has_refs(a); });
+    if (!symbolic) return;
+    for (const Arg& a : n.args) s.symbolic_args.push_back(remapped(a));
+  }
+
+  // Slots for every reference in arg `j`; args that hold references inside a dict (or deeper
+  // than SlotPath allows) are rebuilt per run instead.
+  void add_arg_slots(const Arg& a, uint32_t j, CallStep& c) {
+    std::vector<SlotPath> slots;
+    SlotPath path;
+    path.arg = j;
+    if (collect(a, path, slots)) {
+      c.slots.insert(c.slots.end(), slots.begin(), slots.end());
+    } else {
+      c.rebuilt.emplace_back(j, remapped(a));
+    }
+  }
+
+  bool collect(const Arg& a, SlotPath& path, std::vector<SlotPath>& out) const {
+    if (a.kind == Arg::Kind::kTensor || a.kind == Arg::Kind::kSymInt) {
+      if (a.ref == kNoValue) return true;
+      SlotPath s = path;
+      s.value = map(a.ref);
+      s.is_symint = a.kind == Arg::Kind::kSymInt;
+      out.push_back(s);
+      return true;
+    }
+    if (a.kind == Arg::Kind::kDict) return !has_refs(a);
+    for (uint32_t k = 0; k < a.items.size(); ++k) {
+      if (!has_refs(a.items[k])) continue;
+      if (path.depth == SlotPath::kMaxDepth) return false;
+      path.path[path.depth++] = k;
+      const bool ok = collect(a.items[k], path, out);
+      --path.depth;
+      if (!ok) return false;
+    }
+    return true;
+  }
+
+  Arg remapped(Arg a) const {
+    for_each_ref(a, [this](Arg& ref) {
+      ref.ref = map(ref.ref);
+      return true;
+    });
+    return a;
+  }
+
+  Plan& plan_;
+  std::vector<ValueId> alias_;
+};
+
+void collect_refs(const Arg& a, std::vector<ValueId>& out) {
+  for_each_ref(a, [&out](const Arg& ref) {
+    out.push_back(ref.ref);
+    return true;
+  });
+}
+
+std::vector<ValueId> reads_of(const Step& s) {
+  std::vector<ValueId> refs = s.inputs;
+  for (const Arg& a : s.symbolic_args) collect_refs(a, refs);
+  if (const auto* c = std::get_if<CallStep>(&s.payload)) {
+    for (const SlotPath& slot : c->slots) refs.push_back(slot.value);
+    for (const auto& [j, arg] : c->rebuilt) collect_refs(arg, refs);
+  }
+  return refs;
+}
+
+// Each value is freed right after its last reader (or its producer, if nothing reads it); an
+// accumulate_grad that is the last reader of its grad may let AccumulateGrad steal it.
+void plan_frees(Plan& plan) {
+  constexpr size_t kNever = SIZE_MAX;
+  std::vector<size_t> last(static_cast<size_t>(plan.graph.num_values), kNever - 1);
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    for (ValueId v : plan.steps[i].outputs) {
+      if (v != kNoValue) last[static_cast<size_t>(v)] = i;
+    }
+    for (ValueId v : reads_of(plan.steps[i])) {
+      if (v != kNoValue) last[static_cast<size_t>(v)] = i;
+    }
+  }
+  for (ValueId v : plan.outputs) {
+    if (v != kNoValue) last[static_cast<size_t>(v)] = kNever;
+  }
+  for (size_t v = 0; v < last.size(); ++v) {
+    if (last[v] == kNever - 1) {
+      // An unread input; any other value never written here is an elided node's output.
+      if (v < plan.graph.inputs.size()) plan.input_frees.push_back(static_cast<ValueId>(v));
+    } else if (last[v] != kNever) {
+      plan.steps[last[v]].frees.push_back(static_cast<ValueId>(v));
+    }
+  }
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    Step& s = plan.steps[i];
+    auto* acc = std::get_if<AccumulateGradStep>(&s.payload);
+    const ValueId grad = s.inputs.size() > 1 ? s.inputs[1] : kNoValue;
+    if (acc != nullptr && grad != kNoValue) acc->steal = last[static_cast<size_t>(grad)] == i;
+  }
+}
+
+}  // namespace
+
+Plan build_plan(VerifiedGraph verified) {
+  Plan plan;
+  plan.graph = std::move(verified.graph);
+  plan.stats.schemas = std::move(verified.schemas);
+  plan.max_tensor_elements = verified.max_tensor_elements;
+  std::vector<BoundNode> bound = std::move(verified.bound);
+  const MetaInference inference = infer_metas(plan.graph, bound);
+  plan.stats.meta_calls = inference.meta_calls;
+  plan.stats.meta_memo_hits = inference.memo_hits;
+  plan.stats.meta_unknown = inference.unknown;
+  Planner(plan).build(std::move(bound), inference);
+  plan_frees(plan);
+  plan.grad_targets = grad_targets(plan.graph);
+  return plan;
+}
+
+}  // namespace ca::detail

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#pragma once
+// The execution plan: an immutable, per-graph form of the graph in which everything that does
+// not depend on the inputs' values was done at load (ops bound, reference paths computed,
+// provably no-op validate_outputs removed, last uses known). Per-run state lives in a Frame.
+
+#include <array>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "ca/graph.h"
+#include "load/op_binding.h"
+#include "load/verify.h"
+
+namespace ca::detail {
+
+/// Where a value goes inside a node's packed args on each run: args[arg], then index by index
+/// through nested lists and tuples.
+struct SlotPath {
+  static constexpr size_t kMaxDepth = 4;
+  ValueId value = kNoValue;
+  uint32_t arg = 0;
+  uint8_t depth = 0;  ///< number of indices in `path`; 0 = the arg itself
+  bool is_symint = false;
+  std::array<uint32_t, kMaxDepth> path{};
+};
+
+/// A functional or aten call with its packed-args template.
+struct CallStep {
+  const OpEntry* op = nullptr;              ///< functional
+  std::optional<c10::OperatorHandle> aten;  ///< aten
+  std::vector<c10::IValue> args;            ///< template; frames own filled copies
+  std::vector<SlotPath> slots;
+  std::vector<std::pair<uint32_t, Arg>> rebuilt;  ///< refs inside a dict: rebuilt per run
+  CallCheck check;  ///< functional ops that trust a grad's rank or a saved tensor's values
+};
+/// A validate_outputs that could not be proven a no-op at load.
+struct ValidateStep {
+  MetadataList metadata;
+};
+struct AccumulateStep {};
+struct AccumulateGradStep {
+  bool has_post_hooks = false;
+  bool steal = false;  ///< the grad is dead after this step: AccumulateGrad may steal it
+};
+
+using StepPayload = std::variant<CallStep, ValidateStep, AccumulateStep, AccumulateGradStep,
+                                 CopySlicesGeometry, CopySlicesFlags>;
+
+struct Step {
+  uint32_t node = 0;  ///< index of the graph node it runs
+  /// The name a profiler shows for this step (trace_name() in plan.cpp).
+  std::string trace_name;
+  std::vector<ValueId> inputs;
+  std::vector<ValueId> outputs;
+  std::vector<ValueId> frees;  ///< values dead once this step ran
+  StepPayload payload;
+  /// validate_outputs / copy_slices_prologue args that hold symbolic sizes (graphs exported with
+  /// dynamic shapes), value ids mapped: the payload is rebound from them on each run.
+  std::vector<Arg> symbolic_args;
+};
+
+/// Counters of what load did, for reports and tests.
+struct PlanStats {
+  size_t validates_elided = 0;
+  size_t meta_calls = 0;      ///< functional ops run on meta tensors
+  size_t meta_memo_hits = 0;  ///< inferences answered from the memo
+  size_t meta_unknown = 0;    ///< functional nodes whose outputs stayed unknown
+  SchemaReport schemas;       ///< the graph's op schemas against the registry
+};
+
+struct Plan {
+  Graph graph;
+  std::vector<Step> steps;
+  std::vector<ValueId> outputs;      ///< graph outputs after aliasing
+  std::vector<ValueId> input_frees;  ///< inputs no step reads
+  std::vector<size_t> grad_targets;  ///< graph inputs that accumulate_grad writes
+  PlanStats stats;
+  int64_t max_tensor_elements = 0;  ///< ExecutorOptions::max_tensor_elements
+};
+
+/// Plans a verified graph. Refuses nothing: what is wrong with a graph, verify() found.
+Plan build_plan(VerifiedGraph verified);
+
+}  // namespace ca::detail
