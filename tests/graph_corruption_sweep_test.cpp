@@ -40,20 +40,35 @@ bool replay_matches_eager(const std::vector<uint8_t>& bytes, const CapturedMlp& 
   return test::grads_match_eager(m);
 }
 
+constexpr int kTrials = 2000;
+
+/// One random byte of the first `span` bytes of a file, changed (the same sequence every run).
+class ByteFlips {
+ public:
+  explicit ByteFlips(size_t span) : pos_(0, span - 1) {}
+  std::vector<uint8_t> next(const std::vector<uint8_t>& valid, size_t* at) {
+    std::vector<uint8_t> bytes = valid;
+    *at = pos_(rng_);
+    bytes[*at] ^= static_cast<uint8_t>(delta_(rng_));
+    return bytes;
+  }
+
+ private:
+  std::mt19937 rng_{20261203};
+  std::uniform_int_distribution<size_t> pos_;
+  std::uniform_int_distribution<int> delta_{1, 255};
+};
+
 TEST(GraphCorruptionSweep, EveryCorruptionIsRefusedAtLoad) {
   const CapturedMlp mlp = capture_mlp();
   const std::vector<uint8_t> valid = graph_to_bytes(mlp.cap.graph);
   ASSERT_TRUE(replay_matches_eager(valid, mlp)) << "the uncorrupted graph must replay like eager";
 
-  std::mt19937 rng(20261203);
-  std::uniform_int_distribution<size_t> pos(0, valid.size() - 1);
-  std::uniform_int_distribution<int> delta(1, 255);
-  constexpr int kTrials = 2000;
+  ByteFlips flips(valid.size());
   int refused = 0, other_error = 0, correct = 0, wrong = 0;
   for (int trial = 0; trial < kTrials; ++trial) {
-    std::vector<uint8_t> bytes = valid;
-    const size_t at = pos(rng);
-    bytes[at] ^= static_cast<uint8_t>(delta(rng));
+    size_t at = 0;
+    const std::vector<uint8_t> bytes = flips.next(valid, &at);
     try {
       (replay_matches_eager(bytes, mlp) ? correct : wrong) += 1;
       ADD_FAILURE() << "byte " << at << " corrupted and the graph still replayed";
@@ -115,16 +130,11 @@ TEST(GraphCorruptionSweep, ForgedChecksumNeverCrashesAndWrongAnswersAreValidGrap
   const CapturedMlp mlp = capture_mlp();
   const std::vector<uint8_t> valid = graph_to_bytes(mlp.cap.graph);
   ASSERT_TRUE(replay_matches_eager(test::resealed(valid), mlp)) << "resealing changes nothing";
-  std::mt19937 rng(20261203);
-  std::uniform_int_distribution<size_t> pos(0, valid.size() - test::kTrailerBytes - 1);
-  std::uniform_int_distribution<int> delta(1, 255);
-  constexpr int kTrials = 2000;
+  ByteFlips flips(valid.size() - test::kTrailerBytes);
   int refused = 0, run_error = 0, correct = 0, wrong = 0;
   for (int trial = 0; trial < kTrials; ++trial) {
-    std::vector<uint8_t> bytes = valid;
-    const size_t at = pos(rng);
-    bytes[at] ^= static_cast<uint8_t>(delta(rng));
-    bytes = test::resealed(bytes);
+    size_t at = 0;
+    const std::vector<uint8_t> bytes = test::resealed(flips.next(valid, &at));
     std::optional<Graph> graph;
     try {
       graph = graph_from_bytes(bytes.data(), bytes.size());
