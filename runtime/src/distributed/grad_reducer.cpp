@@ -4,8 +4,11 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <limits>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+
+#include "distributed/backend_factory.h"
 
 namespace ca::detail {
 namespace {
@@ -22,15 +25,16 @@ bool written_since(const at::Tensor& grad, const std::optional<GradReducer::Weak
 std::vector<GradWrite> grad_writes(const Executor& executor) {
   const Graph& g = executor.graph();
   std::vector<GradWrite> writes;
+  std::vector<size_t> slot(g.inputs.size(), SIZE_MAX);  // by graph input: its entry in `writes`
   for (size_t n = 0; n < g.nodes.size(); ++n) {
     const Node& node = g.nodes[n];
     if (node.kind != NodeKind::kAccumulateGrad || node.inputs.empty()) continue;
     const auto input = static_cast<size_t>(node.inputs[0]);  // verified: a graph input
-    auto same = [&](const GradWrite& w) { return w.input == input; };
-    if (auto it = std::find_if(writes.begin(), writes.end(), same); it != writes.end()) {
-      it->node = n;
-    } else {
+    if (slot[input] == SIZE_MAX) {
+      slot[input] = writes.size();
       writes.push_back({input, n});
+    } else {
+      writes[slot[input]].node = n;
     }
   }
   return writes;
@@ -147,8 +151,8 @@ void GradReducer::launch(size_t bucket) {
 
 void GradReducer::finish() {
   finishing_ = true;
-  launch_after_.assign(buckets_.size(), -1);
-  launch_through(0);
+  launch_after_.assign(buckets_.size(), -1);  // every bucket may leave now
+  launch_through(-1);
   if (launch_error_) {
     abandon();
     std::rethrow_exception(launch_error_);
@@ -156,12 +160,9 @@ void GradReducer::finish() {
   for (size_t bucket = 0; bucket < buckets_.size(); ++bucket) {
     try {
       works_[bucket]->wait();
-    } catch (const c10::Error& e) {
-      abandon();
-      throw CommunicationError(describe(bucket) + " failed: " + e.what_without_backtrace());
     } catch (const std::exception& e) {
       abandon();
-      throw CommunicationError(describe(bucket) + " failed: " + e.what());
+      throw CommunicationError(describe(bucket) + " failed: " + detail::failure_text(e));
     }
   }
   at::NoGradGuard no_grad;

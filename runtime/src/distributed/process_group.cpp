@@ -4,8 +4,9 @@
 #include <torch/csrc/autograd/grad_mode.h>
 #include <torch/nn/module.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdlib>
-#include <limits>
 #include <optional>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
@@ -91,12 +92,9 @@ c10::intrusive_ptr<c10d::ProcessGroup> init_process_group(const ProcessGroupOpti
     return group;
   } catch (const Error&) {
     throw;
-  } catch (const c10::Error& e) {
-    throw CommunicationError(where(o) + " failed (within " + std::to_string(o.timeout.count()) +
-                             " ms): " + e.what_without_backtrace());
   } catch (const std::exception& e) {
     throw CommunicationError(where(o) + " failed (within " + std::to_string(o.timeout.count()) +
-                             " ms): " + e.what());
+                             " ms): " + detail::failure_text(e));
   }
 }
 
@@ -124,16 +122,34 @@ std::string backend_name(const c10d::ProcessGroup& group) { return group.getBack
 
 void broadcast_parameters(c10d::ProcessGroup& group, const std::vector<at::Tensor>& tensors) {
   at::NoGradGuard no_grad;
-  for (size_t k = 0; k < tensors.size(); ++k) {
-    std::vector<at::Tensor> one{tensors[k].detach()};
+  // One broadcast per dtype and device, of the tensors flattened into one buffer: a model's
+  // hundreds of small tensors cost one round trip, not one each.
+  std::vector<std::vector<at::Tensor>> groups;
+  for (const at::Tensor& t : tensors) {
+    auto same = [&](const std::vector<at::Tensor>& g) {
+      return g.front().scalar_type() == t.scalar_type() && g.front().device() == t.device();
+    };
+    auto it = std::find_if(groups.begin(), groups.end(), same);
+    if (it == groups.end()) it = groups.insert(groups.end(), std::vector<at::Tensor>{});
+    it->push_back(t.detach());
+  }
+  for (const std::vector<at::Tensor>& g : groups) {
+    std::vector<at::Tensor> pieces;
+    for (const at::Tensor& t : g) pieces.push_back(t.reshape({-1}));
+    std::vector<at::Tensor> flat{at::cat(pieces)};
     try {
-      group.broadcast(one)->wait();
+      group.broadcast(flat)->wait();
     } catch (const std::exception& e) {
-      const c10::Error* c10_error = dynamic_cast<const c10::Error*>(&e);
       throw CommunicationError(
           "rank " + std::to_string(group.getRank()) + " of " + std::to_string(group.getSize()) +
-          ": broadcast of tensor " + std::to_string(k) + " from rank 0 failed: " +
-          (c10_error != nullptr ? c10_error->what_without_backtrace() : e.what()));
+          ": broadcast of " + std::to_string(g.size()) + " tensors of " +
+          c10::toString(g.front().scalar_type()) + " on " + g.front().device().str() +
+          " from rank 0 failed: " + detail::failure_text(e));
+    }
+    int64_t offset = 0;
+    for (const at::Tensor& t : g) {
+      t.copy_(flat[0].narrow(0, offset, t.numel()).view(t.sizes()));
+      offset += t.numel();
     }
   }
 }
