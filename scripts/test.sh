@@ -47,7 +47,12 @@ log "size budget and license lines"
 "$CA_ROOT/tools/check_spdx.sh"
 
 log "ctest"
-ctest --test-dir "$CA_BUILD" --output-on-failure -j "$CA_JOBS" --output-junit "$logs/ctest.xml" "$@"
+# The folder's test preset (CMakePresets.json; ctest reads it from the source folder), else the
+# folder itself.
+where=(--test-dir "$CA_BUILD")
+((CA_BY_PRESET)) && where=(--preset "$CA_PRESET")
+(cd "$CA_ROOT" && ctest "${where[@]}" --output-on-failure -j "$CA_JOBS" \
+  --output-junit "$logs/ctest.xml" "$@")
 ctest_passed=$(junit_passed "$logs/ctest.xml")
 
 py_passed=0
