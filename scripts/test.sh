@@ -42,9 +42,10 @@ print(sum(1 for c in cases if c.get("status", "run") == "run"
 PY
 }
 
-log "size budget and license lines"
+log "size budget, license lines and format"
 "$CA_ROOT/tools/check_sizes.sh"
 "$CA_ROOT/tools/check_spdx.sh"
+"$CA_ROOT/tools/check_format.sh"
 
 log "ctest"
 # The folder's test preset (CMakePresets.json; ctest reads it from the source folder), else the
