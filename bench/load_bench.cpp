@@ -22,7 +22,7 @@ constexpr size_t kTargetNodes = 1000;
 
 /// Bytes of a graph captured from an MLP deep enough for kTargetNodes nodes.
 const std::vector<uint8_t>& deep_mlp_bytes() {
-  static const std::vector<uint8_t> bytes = [] {
+  static const std::vector<uint8_t> kBytes = [] {
     torch::manual_seed(0);
     torch::nn::Sequential mlp;
     Graph graph;
@@ -33,7 +33,7 @@ const std::vector<uint8_t>& deep_mlp_bytes() {
     }
     return graph_to_bytes(graph);
   }();
-  return bytes;
+  return kBytes;
 }
 
 void set_counters(benchmark::State& state, const std::vector<uint8_t>& bytes, size_t nodes) {

@@ -50,8 +50,8 @@ bool make_batch(const ca::Graph& g, std::vector<at::Tensor>* batch) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const bool one_thread = (at::set_num_threads(1), true);  // reproducible, and cheap
-  (void)one_thread;
+  static const bool kOneThread = (at::set_num_threads(1), true);  // reproducible, and cheap
+  (void)kOneThread;
   const std::vector<uint8_t> bytes = ca::fuzz::sealed(data, size);
   try {
     // A view of 2^36 elements is legal by default but takes minutes to reduce: bound a run's

@@ -9,8 +9,8 @@
 #include "fuzz_common.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const bool one_thread = (at::set_num_threads(1), true);  // reproducible, and cheap
-  (void)one_thread;
+  static const bool kOneThread = (at::set_num_threads(1), true);  // reproducible, and cheap
+  (void)kOneThread;
   std::vector<at::Tensor> tensors;
   try {
     tensors = ca::tensors_from_bytes(data, size);

@@ -13,7 +13,7 @@ seconds="${1:-60}"
 shift || true
 targets=("$@")
 [[ ${#targets[@]} -gt 0 ]] || targets=(graph_load graph_replay tensors)
-build="${CA_FUZZ_BUILD:-$CA_ROOT/build-fuzz}"
+build="$(realpath -m "${CA_FUZZ_BUILD:-$CA_ROOT/build-fuzz}")"
 
 if ! command -v clang++ >/dev/null || ! compgen -G "/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a" >/dev/null; then
   log "installing clang and libclang-rt-14-dev"
@@ -22,17 +22,17 @@ if ! command -v clang++ >/dev/null || ! compgen -G "/usr/lib/llvm-*/lib/clang/*/
 fi
 "$CA_VENV/bin/python" -c "import torch, yaml" 2>/dev/null || "$CA_ROOT/scripts/setup.sh"
 
-torch_cmake=$("$CA_VENV/bin/python" -c 'import torch.utils; print(torch.utils.cmake_prefix_path)')
+ca_preset_env
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-# No precompiled headers here (cmake/pch.cmake): they are checked with g++ only so far.
+# The flags are the fuzz preset's (CMakePresets.json); CA_FUZZ_BUILD elsewhere gets them too.
+cd "$CA_ROOT"
+where=(--preset fuzz)
+[[ "$build" == "$CA_ROOT/build-fuzz" ]] || where=("$build")
 log "configuring $build (clang, CA_BUILD_FUZZERS=ON)"
-cmake -S "$CA_ROOT" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_PREFIX_PATH="$torch_cmake" \
-  -DPython3_EXECUTABLE="$CA_VENV/bin/python" -DCA_BUILD_FUZZERS=ON -DCA_BUILD_TESTS=OFF \
-  -DCA_BUILD_BENCH=OFF -DCA_PCH=OFF "${launcher[@]}" ${CA_CMAKE_ARGS:-} >/dev/null
+cmake --preset fuzz -B "$build" "${launcher[@]}" ${CA_CMAKE_ARGS:-} >/dev/null
 log "building ${targets[*]} with $CA_JOBS jobs"
-cmake --build "$build" -j "$CA_JOBS" --target make_seeds "${targets[@]/#/fuzz_}"
+cmake --build "${where[@]}" -j "$CA_JOBS" --target make_seeds "${targets[@]/#/fuzz_}"
 
 # libtorch's allocations and static state read as leaks; a huge allocation a hostile graph asks
 # for must come back as torch's error, not abort the run.

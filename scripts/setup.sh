@@ -7,9 +7,10 @@ set -euo pipefail
 source "$(dirname "$0")/env.sh"
 start=$(date +%s)
 
+# clang-format, clang-tidy and clang (the PCH clang-tidy reads) for the test command's checks.
 debs=(cmake g++ ninja-build python3-venv libflatbuffers-dev flatbuffers-compiler libgtest-dev
-      libbenchmark-dev clang-format libxxhash-dev libcli11-dev libgloo-dev iproute2
-      nlohmann-json3-dev graphviz)
+      libbenchmark-dev clang-format clang-tidy clang libxxhash-dev libcli11-dev libgloo-dev
+      iproute2 nlohmann-json3-dev graphviz)
 missing=()
 for p in "${debs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if ((${#missing[@]})); then

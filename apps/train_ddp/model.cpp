@@ -5,7 +5,7 @@ namespace ddp {
 
 namespace nn = torch::nn;
 
-NetImpl::NetImpl(const std::string& kind_, int64_t features) : kind(kind_) {
+NetImpl::NetImpl(const std::string& kind_name, int64_t features) : kind(kind_name) {
   if (kind == "mlp") {
     body = register_module("body", nn::Sequential());
     for (int i = 0; i < 16; ++i) {

@@ -34,8 +34,8 @@ struct CaptureResult {
 /// and the autograd graph is left intact, so eager backward can still run on it. Throws
 /// CaptureError naming the node for Python-only nodes, hooks other than retain_grad, saved-tensor
 /// hooks, state the IR cannot hold, or a custom function keeping a tensor that requires grad in
-/// saved_data (its autograd history cannot be stored; the trainer API replays such functions). Not thread-safe with other users of `PyCompilerInterface`
-/// (one capture at a time per process).
+/// saved_data (its autograd history cannot be stored; the trainer API replays such functions). Not
+/// thread-safe with other users of `PyCompilerInterface` (one capture at a time per process).
 CaptureResult capture(const std::vector<at::Tensor>& roots,
                       const std::vector<at::Tensor>& grads = {},
                       const CaptureOptions& options = {});
