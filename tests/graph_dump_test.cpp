@@ -75,6 +75,7 @@ TEST(GraphDump, SampleGraph) {
            "\n  0 functional MulBackward0 (%0) -> (%5, %6) [None, True, ",
            "\n  1 validate_outputs (%5, %6) -> (%7, %8) [List[Optional[Any]][None, None]]\n",
            "\n  2 accumulate (%7, undef) -> (%9)\n",
+           // One expected line, split to fit: NOLINTNEXTLINE(bugprone-suspicious-missing-comma)
            "\nop schemas:\n  MulBackward0(List[bool], Tensor, ScalarType, Tensor, ScalarType), 2 "
            "flags\n",
            "\n  4 aten aten::mul.Tensor (%11, %12) -> (%13) [%11, %12]\n",

@@ -78,7 +78,10 @@ TEST(GraphJson, ExponentNotationDoublesAreExact) {
     std::string edited = json;
     edited.replace(at + field.size(), end - at - field.size(), text);
     const double back = graph_from_json(edited).inputs[0].double_value;
-    EXPECT_EQ(std::memcmp(&back, &v, sizeof v), 0) << text;
+    uint64_t got = 0, want = 0;  // bit for bit: the text must round-trip every double exactly
+    std::memcpy(&got, &back, sizeof back);
+    std::memcpy(&want, &v, sizeof v);
+    EXPECT_EQ(got, want) << text;
   }
 }
 

@@ -55,14 +55,16 @@ inline Arg dict_arg(ArgType key, ArgType value, std::vector<Arg> items) {
   return a;
 }
 
-inline Arg bools(std::vector<bool> v) {
+inline Arg bools(const std::vector<bool>& v) {
   std::vector<Arg> items;
+  items.reserve(v.size());
   for (bool b : v) items.push_back(Arg::boolean(b));
   return Arg::list(leaf(ArgType::Kind::kBool), std::move(items));
 }
 
-inline Arg ints(std::vector<int64_t> v) {
+inline Arg ints(const std::vector<int64_t>& v) {
   std::vector<Arg> items;
+  items.reserve(v.size());
   for (int64_t i : v) items.push_back(Arg::integer(i));
   return Arg::list(leaf(ArgType::Kind::kInt), std::move(items));
 }
@@ -123,11 +125,11 @@ inline GraphInput tensor_input(std::string name, c10::ScalarType dtype, std::vec
   return in;
 }
 
-inline Node make_node(NodeKind kind, std::string op, std::vector<ValueId> inputs,
+inline Node make_node(NodeKind kind, const std::string& op, std::vector<ValueId> inputs,
                       std::vector<Arg> args, std::vector<ValueId> outputs) {
   Node n;
   n.kind = kind;
-  n.op = std::move(op);
+  n.op = op;
   n.inputs = std::move(inputs);
   n.args = std::move(args);
   n.outputs = std::move(outputs);

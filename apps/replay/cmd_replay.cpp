@@ -188,7 +188,7 @@ int cmd_replay(const Options& o) {
                  "bench %d replays: min %.3f ms, median %.3f ms, max %.3f ms; %.2f us "
                  "per node (median)\n",
                  o.bench, st.min, st.median, st.max,
-                 1e3 * st.median / std::max<size_t>(1, g.nodes.size()));
+                 1e3 * st.median / static_cast<double>(std::max<size_t>(1, g.nodes.size())));
   }
   if (!o.check.empty()) {
     for (const std::string& p : check.problems) std::fprintf(stderr, "mismatch: %s\n", p.c_str());

@@ -2,6 +2,7 @@
 #include "ca/graph.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <utility>
 
@@ -9,8 +10,11 @@ namespace ca {
 
 bool Arg::operator==(const Arg& o) const {
   // Doubles compare by bits so that NaN payloads round-trip as equal.
-  return kind == o.kind && b == o.b && i == o.i && std::memcmp(&d, &o.d, sizeof d) == 0 &&
-         c == o.c && s == o.s && device_index == o.device_index && ref == o.ref && type == o.type &&
+  uint64_t bits = 0, other_bits = 0;
+  std::memcpy(&bits, &d, sizeof d);
+  std::memcpy(&other_bits, &o.d, sizeof d);
+  return kind == o.kind && b == o.b && i == o.i && bits == other_bits && c == o.c && s == o.s &&
+         device_index == o.device_index && ref == o.ref && type == o.type &&
          value_type == o.value_type && items == o.items;
 }
 
@@ -35,10 +39,10 @@ Arg Arg::real(double v) {
   return a;
 }
 
-Arg Arg::string(std::string v) {
+Arg Arg::string(const std::string& v) {
   Arg a;
   a.kind = Kind::kString;
-  a.s = std::move(v);
+  a.s = v;
   return a;
 }
 

@@ -194,10 +194,11 @@ void Validator::check_header() {
   }
   // Bounds num_values before anything is sized by it.
   if (g_.num_values < static_cast<int64_t>(inputs) ||
-      g_.num_values > static_cast<int64_t>(inputs + slots)) {
-    throw FormatError("num_values: " + std::to_string(g_.num_values) + " out of range " +
-                      range(inputs, inputs + slots + 1) + " (" + std::to_string(inputs) +
-                      " inputs, " + std::to_string(slots) + " node output slots)");
+      g_.num_values > static_cast<int64_t>(inputs) + static_cast<int64_t>(slots)) {
+    throw FormatError(
+        "num_values: " + std::to_string(g_.num_values) + " out of range " +
+        range(static_cast<int64_t>(inputs), static_cast<int64_t>(inputs + slots) + 1) + " (" +
+        std::to_string(inputs) + " inputs, " + std::to_string(slots) + " node output slots)");
   }
 }
 

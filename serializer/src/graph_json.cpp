@@ -34,6 +34,8 @@ Graph graph_from_json(const std::string& json, const LoadOptions& options) {
                       " bytes, more than the limit of " + std::to_string(options.max_graph_bytes) +
                       " (LoadOptions::max_graph_bytes)");
   }
+  // A search for a NUL byte, not a terminated string:
+  // NOLINTNEXTLINE(bugprone-not-null-terminated-result)
   if (std::memchr(json.data(), '\0', json.size()) != nullptr) {
     throw FormatError("graph JSON: contains a NUL byte");
   }

@@ -198,9 +198,9 @@ class CompactVector {
     o.capacity_ = 0;
   }
 
-  union {
-    T* heap_ = nullptr;
-    alignas(T*) unsigned char inline_[sizeof(T*)];
+  union {                // private storage: clang-tidy reads an anonymous union's members as public
+    T* heap_ = nullptr;  // NOLINT(readability-identifier-naming)
+    alignas(T*) unsigned char inline_[sizeof(T*)];  // NOLINT(readability-identifier-naming)
   };
   uint32_t size_ = 0;
   uint32_t capacity_ = 0;

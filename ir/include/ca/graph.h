@@ -100,7 +100,7 @@ struct Arg {
   static Arg boolean(bool v);
   static Arg integer(int64_t v, Kind kind = Kind::kInt);
   static Arg real(double v);
-  static Arg string(std::string v);
+  static Arg string(const std::string& v);
   static Arg tensor(ValueId id);
   static Arg list(ArgType elem, std::vector<Arg> items);
   static Arg tuple(std::vector<Arg> items);
