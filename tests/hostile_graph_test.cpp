@@ -163,6 +163,53 @@ TEST(HostileFunctional, TheUncorruptedGraphReplaysLikeEager) {
   EXPECT_TRUE(test::grads_match_eager(c));
 }
 
+/// The first functional node whose validate_outputs (the next node) reads only its outputs.
+size_t validated_functional(const Graph& g) {
+  for (size_t i = 0; i + 1 < g.nodes.size(); ++i) {
+    if (g.nodes[i].kind == NodeKind::kFunctional &&
+        g.nodes[i + 1].kind == NodeKind::kValidateOutputs &&
+        g.nodes[i + 1].inputs == g.nodes[i].outputs) {
+      return i;
+    }
+  }
+  throw std::runtime_error("no functional node with its own validate_outputs");
+}
+
+// A node's result count is the count of metadata its validate_outputs checks: verify says so.
+TEST(HostileFunctional, OutputsTheValidateOutputsAfterItDoesNotCheckAreRefusedAtLoad) {
+  CapturedBackward c = capture_linear_split();
+  Graph& g = c.cap.graph;
+  const size_t i = validated_functional(g);
+  const size_t declared = g.nodes[i].outputs.size();
+  g.nodes[i].outputs.push_back(g.num_values++);
+  EXPECT_TRUE(contains(load_error(g), node_path(g, i) + ": " + std::to_string(declared + 1) +
+                                          " outputs, but the validate_outputs after it checks " +
+                                          std::to_string(declared)));
+}
+
+// Meta inference only optimizes: an op that returns fewer results than its node declares (the
+// validate_outputs after it agreeing with the node) loads, and the run names the node and both
+// counts before any value is read.
+TEST(HostileFunctional, AResultCountTheOpDoesNotReturnFailsTheRunNotTheLoad) {
+  CapturedBackward c = capture_linear_split();
+  Graph& g = c.cap.graph;
+  const size_t i = validated_functional(g);
+  const size_t returned = g.nodes[i].outputs.size();
+  const ValueId extra = g.num_values++;
+  g.nodes[i].outputs.push_back(extra);
+  Node& validate = g.nodes[i + 1];  // passes the extra value through, with a copy of a metadata
+  validate.inputs.push_back(extra);
+  validate.outputs.push_back(g.num_values++);
+  validate.args.at(0).items.push_back(validate.args.at(0).items.back());
+  const Executor ex = load(g);
+  const std::string error =
+      test::error_of<ExecutionError>([&] { ex.run(c.cap.inputs); }, "replaying");
+  EXPECT_TRUE(contains(error, node_path(g, i) + " on inputs ("));
+  EXPECT_TRUE(contains(error, "produced " + std::to_string(returned) + " outputs, graph expects " +
+                                  std::to_string(returned + 1)));
+  EXPECT_FALSE(c.params[0].grad().defined()) << "no .grad was written";
+}
+
 TEST(HostileFunctional, SizesAndStridesMustHaveTheRankTheOpReads) {
   CapturedBackward c = capture_linear_split();
   Node& addmm = node_of(c.cap.graph, "AddmmBackward0");
