@@ -44,7 +44,6 @@ void counted_free(void* p) {
 }  // namespace
 
 void start_counting() { t_counter = Counter{true, false, {}}; }
-HeapCounts counts() { return t_counter.counts; }
 HeapCounts stop_counting() {
   t_counter.on = false;
   return t_counter.counts;

@@ -23,8 +23,6 @@ struct HeapCounts {
 
 /// Starts counting on this thread, from zero.
 void start_counting();
-/// What was counted so far; counting goes on.
-HeapCounts counts();
 /// Stops counting on this thread and returns what was counted.
 HeapCounts stop_counting();
 /// Marks whether this thread is inside an op (its allocations count as `op`).
