@@ -14,6 +14,7 @@
 #include "ca/graph_io.h"
 #include "ca/version.h"
 #include "captured_backward.h"
+#include "guards/guard_table.h"
 #include "guards/op_rules.h"
 #include "hostile_load.h"
 #include "registry/op_entry.h"
@@ -155,6 +156,49 @@ TEST(HostileFunctional, GeneratedRulesMatchTheHarvestedSchemas) {
     matched += rules.packed_args == op->schema.size();
   }
   EXPECT_GT(matched, 600u);
+}
+
+// Hand-written guard rows name ops and args by upstream's names: each must name an op this
+// torch harvests and only args that op packs, or the row would bind nothing (or throw at load).
+TEST(HostileFunctional, EveryHandWrittenGuardBindsToThisTorchsPacking) {
+  size_t load_rows = 0, run_rows = 0;
+  for (const detail::GuardRow& row : detail::guard_rows()) {
+    const detail::OpRules* rules = detail::find_op_rules(row.op);
+    const detail::OpEntry* op = detail::find_op(row.op);
+    if (rules == nullptr || op == nullptr) {
+      ADD_FAILURE() << row.op << " is not an op of this torch: its row guards nothing";
+      continue;
+    }
+    Node node;
+    node.kind = NodeKind::kFunctional;
+    node.op = row.op;
+    node.args.assign(rules->packed_args, Arg::none());
+    const std::vector<c10::IValue> args(rules->packed_args);
+    const detail::ArgSlots slots(*rules, node, args);
+    if (row.phase() == detail::GuardPhase::kLoad) {
+      const auto* list = std::get_if<detail::NamedListRule>(&row.rule);
+      EXPECT_NO_THROW(slots[list->a]) << row.op << ": " << row.protects;
+      if (list->b != nullptr) {
+        EXPECT_NO_THROW(slots[list->b]) << row.op;
+      }
+      ++load_rows;
+    } else {
+      EXPECT_NO_THROW(std::get<detail::RunGuardFactory>(row.rule)(slots))
+          << row.op << ": " << row.protects;
+      ++run_rows;
+    }
+  }
+  EXPECT_GT(load_rows, 15u);
+  EXPECT_GT(run_rows, 25u);
+  // A name the op does not pack is this table's bug, said as such.
+  const detail::OpRules* repeat = detail::find_op_rules("RepeatBackward0");
+  ASSERT_NE(repeat, nullptr);
+  Node node;
+  node.args.assign(repeat->packed_args, Arg::none());
+  const std::vector<c10::IValue> args(repeat->packed_args);
+  EXPECT_TRUE(test::contains(
+      test::error_of<Error>([&] { detail::ArgSlots(*repeat, node, args)["no_such_arg"]; }),
+      "RepeatBackward0 packs no arg named no_such_arg"));
 }
 
 TEST(HostileFunctional, TheUncorruptedGraphReplaysLikeEager) {

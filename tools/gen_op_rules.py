@@ -12,7 +12,8 @@ that is built against:
     list's size, saved inputs then saved outputs sorted by name, retain_variables), so that a
     rule can name an arg by position;
   - list rules: a tensor's saved sizes and strides have one length; mm_mat{1,2}_backward reads
-    two of each; split backward reads one split size per grad and indexes the input's sizes.
+    two of each. Rules a formula's text does not show (a helper's own indexing) are written by
+    hand in the runtime's guard table, next to the per-call checks.
 
 usage: gen_op_rules.py OUT.cpp
 """
@@ -25,38 +26,19 @@ from torchgen.api.autograd import uses_retain_variables, uses_single_grad
 from torchgen.api.types import TENSOR_LIST_LIKE_CTYPES
 from torchgen.packaged.autograd.load_derivatives import load_derivatives
 
-# Ops whose formula passes the whole `grads` list to a helper, with what the helper reads.
-# split_backward / split_with_sizes_backward: grads[num_splits - 1], split_sizes[j] for each
-# grad, sizes[dim] (so the input's sizes are not empty). linear_double_backward: grads[0..2].
+# Ops whose formula passes the whole `grads` list to a helper, with how many grads it reads:
+# split_backward / split_with_sizes_backward read grads[num_splits - 1]; linear_double_backward
+# reads grads[0..2]. What those helpers read of their packed lists, and every other rule that
+# names a helper's own indexing, is written by hand in the runtime's guard table
+# (runtime/src/guards/guard_rows.cpp), by upstream's arg names.
 WHOLE_GRADS = {
-    "SplitBackward0": (1, [("kNonEmpty", "self_sym_sizes", None)]),
-    "UnsafeSplitBackward0": (1, [("kNonEmpty", "self_sym_sizes", None)]),
-    "SplitWithSizesBackward0": (1, [("kNonEmpty", "self_sym_sizes", None),
-                                    ("kCoversGrads", "split_sizes", None)]),
-    "UnsafeSplitWithSizesBackward0": (1, [("kNonEmpty", "self_sym_sizes", None),
-                                          ("kCoversGrads", "split_sizes", None)]),
-    "SplitWithSizesBackwardAutogradNestedTensor0": (1, [("kCoversGrads", "split_sizes", None)]),
-    "UnbindBackward0": (1, []),
-    "LinearBackwardBackward0": (3, []),
-}
-# Rules that name a helper's own indexing, as (kind, arg, arg or number, gate):
-# cat_tensors_backward reads sizes[i][dim] for each input whose shape is not the legacy empty
-# [0]; repeat_backward reads repeats[i + grad.dim() - sizes.size()] for each input dim;
-# fft_{r2c,c2r}_backward read dim.back(); _grouped_mm_mat{1,2}_backward read sizes[n - 2];
-# unfold_backward divides by step; the pad backwards read two paddings per padded dim;
-# as_strided's backwards read size[i] and stride[i] together.
-EXTRA = {
-    "CatBackward0": [("kCatShapes", "tensors_args_sizes_symint", "dim", 1)],
-    "RepeatBackward0": [("kNotShorterThan", "repeats", "self_sym_sizes", 1)],
-    "FftR2CBackward0": [("kNonEmpty", "dim", None, 1)],
-    "FftC2RBackward0": [("kNonEmpty", "dim", None, 1)],
-    "GroupedMmBackward0": [("kMinLength", "self_sym_sizes", 2, 1),
-                           ("kMinLength", "mat2_sym_sizes", 2, 2)],
-    "UnfoldBackward0": [("kPositive", "step", None, 1)],
-    **{op: [("kSameLength", "size", "stride", 1)]
-       for op in ("AsStridedBackward0", "AsStridedBackward1", "AsStridedScatterBackward0")},
-    **{f"{kind}Pad{d}DBackward0": [("kLength", "padding", 2 * d, 1)]
-       for kind in ("Reflection", "Replication") for d in (1, 2, 3)},
+    "SplitBackward0": 1,
+    "UnsafeSplitBackward0": 1,
+    "SplitWithSizesBackward0": 1,
+    "UnsafeSplitWithSizesBackward0": 1,
+    "SplitWithSizesBackwardAutogradNestedTensor0": 1,
+    "UnbindBackward0": 1,
+    "LinearBackwardBackward0": 3,
 }
 MM_HELPERS = re.compile(r"\bmm_mat[12]_backward\(\s*[\w\[\]]+,\s*[\w\[\]]+,\s*(\w+)_sym_sizes\b")
 
@@ -160,10 +142,7 @@ def main(out_path):
                 continue
             names = packed_arg_names(info)
             if info.op in WHOLE_GRADS:
-                min_grads, named = WHOLE_GRADS[info.op]
-                rules = [(k, a, b, 1) for k, a, b in named if a in names]
-                if len(rules) != len(named):
-                    sys.exit(f"gen_op_rules: {info.op} has no packed arg named in its rules")
+                min_grads, rules = WHOLE_GRADS[info.op], []
             elif info.op.startswith("Foreach"):
                 min_grads, rules = 0, foreach_rules(info, names) + list_rules(info, names)
             else:
@@ -171,11 +150,7 @@ def main(out_path):
                 if min_grads is None:
                     continue
                 rules = list_rules(info, names)
-            extra = EXTRA.get(info.op, [])
-            if any(r[1] not in names or (isinstance(r[2], str) and r[2] not in names)
-                   for r in extra):
-                sys.exit(f"gen_op_rules: {info.op} has no packed arg named in its extra rules")
-            table[info.op] = (min_grads, names, rules + extra)
+            table[info.op] = (min_grads, names, rules)
 
     lines = ["// Generated by tools/gen_op_rules.py from the installed torch's derivatives.yaml.",
              '#include "guards/op_rules.h"', "", "namespace ca::detail {", "",

@@ -5,7 +5,6 @@
 #include <c10/util/safe_numerics.h>
 
 #include <algorithm>
-#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -19,7 +18,7 @@ std::string str(int64_t v) { return std::to_string(v); }
 
 // Index values used as raw offsets must lie in [0, limit). On an accelerator the check may not
 // synchronize (a CUDA graph may be capturing): the device asserts instead.
-void check_indices(const CallView& c, const char* name, int64_t limit, const std::string& what) {
+void check_indices(const CallView& c, Slot name, int64_t limit, const std::string& what) {
   const at::Tensor& idx = c.tensor(name);
   // Meta tensors (load-time inference) hold no values, and their kernels read none.
   if (!idx.defined() || idx.numel() == 0 || idx.is_meta()) return;
@@ -33,7 +32,7 @@ void check_indices(const CallView& c, const char* name, int64_t limit, const std
 }
 
 // A saved tensor of exactly `want`'s shape (undefined is refused too: the kernel reads it).
-void expect_shape(const CallView& c, const char* name, const std::vector<int64_t>& want,
+void expect_shape(const CallView& c, Slot name, const std::vector<int64_t>& want,
                   const std::string& what) {
   const at::Tensor& t = c.tensor(name);
   if (!t.defined() || t.sizes() != at::IntArrayRef(want)) {
@@ -42,35 +41,40 @@ void expect_shape(const CallView& c, const char* name, const std::vector<int64_t
                      c10::str(at::IntArrayRef(want)));
   }
 }
+// The CTC loss backward's packed args (CtcLossBackward0 and 1 name them alike).
+struct CtcSlots {
+  Slot log_probs, targets, blank, result0, result1;
+  IntsSlot input_lengths, target_lengths;
+};
 
 // _ctc_loss_backward "assumes the forward checked": lengths index the batch, input lengths
 // bound the time steps read, target lengths and values are offsets into targets, log_alpha
 // and the class dim.
-void ctc_lengths(const CallView& c, const std::vector<int64_t>& il, const std::vector<int64_t>& tl,
+void ctc_lengths(const CallView& c, const CtcSlots& s, at::IntArrayRef il, at::IntArrayRef tl,
                  int64_t batch, int64_t time) {
-  auto one_per_sample = [&](const char* name, const std::vector<int64_t>& v) {
+  auto one_per_sample = [&](Slot name, at::IntArrayRef v) {
     if (static_cast<int64_t>(v.size()) != batch) {
       c.fail(name, str(static_cast<int64_t>(v.size())) + " lengths for a batch of " + str(batch));
     }
   };
-  one_per_sample("input_lengths", il);
-  one_per_sample("target_lengths", tl);
+  one_per_sample(s.input_lengths.slot, il);
+  one_per_sample(s.target_lengths.slot, tl);
   for (int64_t l : il) {
-    if (l < 0 || l > time) c.fail("input_lengths", str(l) + " outside [0, " + str(time) + "]");
+    if (l < 0 || l > time) c.fail(s.input_lengths.slot, str(l) + " outside [0, " + str(time) + "]");
   }
   for (int64_t l : tl) {
-    if (l < 0) c.fail("target_lengths", "a negative length " + str(l));
+    if (l < 0) c.fail(s.target_lengths.slot, "a negative length " + str(l));
   }
 }
 
-void ctc_targets(const CallView& c, const std::vector<int64_t>& tl, int64_t batch,
+void ctc_targets(const CallView& c, const CtcSlots& s, at::IntArrayRef tl, int64_t batch,
                  int64_t classes) {
-  const at::Tensor& targets = c.tensor("targets");
-  if (!targets.defined()) c.fail("targets", "undefined");
+  const at::Tensor& targets = c.tensor(s.targets);
+  if (!targets.defined()) c.fail(s.targets, "undefined");
   // torch offsets 1-d targets by element count but steps by stride(0): only stride 1 reads
   // the elements checked here.
   if (targets.dim() == 1 && targets.numel() > 1 && targets.stride(0) != 1) {
-    c.fail("targets", "concatenated targets with stride " + str(targets.stride(0)) +
+    c.fail(s.targets, "concatenated targets with stride " + str(targets.stride(0)) +
                           "; torch's CTC backward reads them as contiguous");
   }
   // Only the targets torch reads: a padded row's tail may hold anything.
@@ -78,24 +82,26 @@ void ctc_targets(const CallView& c, const std::vector<int64_t>& tl, int64_t batc
     if (span.numel() == 0 || span.is_meta()) return;  // a meta kernel reads no values
     const auto [lo, hi] = at::aminmax(span.to(at::kCPU));
     const int64_t bad = lo.item<int64_t>() < 0 ? lo.item<int64_t>() : hi.item<int64_t>();
-    if (bad < 0 || bad >= classes) c.fail("targets", "class " + str(bad) + " of " + str(classes));
+    if (bad < 0 || bad >= classes) c.fail(s.targets, "class " + str(bad) + " of " + str(classes));
   };
   if (targets.dim() == 1) {  // concatenated
     int64_t total = 0;
     for (int64_t l : tl) {
       if (l > targets.numel() - total) {  // lengths are >= 0: no overflow
-        c.fail("target_lengths", "more targets than the " + str(targets.numel()) + " given");
+        c.fail(s.target_lengths.slot, "more targets than the " + str(targets.numel()) + " given");
       }
       total += l;
     }
     check_values(targets.narrow(0, 0, total));
   } else if (targets.dim() == 2 && targets.size(0) == batch) {  // padded, one row per sample
     for (int64_t b = 0; b < batch; ++b) {
-      if (tl[b] > targets.size(1)) c.fail("target_lengths", str(tl[b]) + " past the padded row");
+      if (tl[b] > targets.size(1)) {
+        c.fail(s.target_lengths.slot, str(tl[b]) + " past the padded row");
+      }
       check_values(targets[b].narrow(0, 0, tl[b]));
     }
   } else {
-    c.fail("targets", "shape " + c10::str(targets.sizes()) + " for a batch of " + str(batch));
+    c.fail(s.targets, "shape " + c10::str(targets.sizes()) + " for a batch of " + str(batch));
   }
 }
 
@@ -109,7 +115,7 @@ void grad_like_input(const CallView& c, const at::Tensor& input) {
 
 // A statistic or weight the kernel reads as a dense array of `numel` (undefined is refused
 // when `required`: torch dereferences it).
-void expect_dense(const CallView& c, const char* name, int64_t numel, const std::string& what,
+void expect_dense(const CallView& c, Slot name, int64_t numel, const std::string& what,
                   bool required = true) {
   const at::Tensor& t = c.tensor(name);
   if (!t.defined()) {
@@ -125,113 +131,166 @@ void expect_dense(const CallView& c, const char* name, int64_t numel, const std:
 // index] unchecked; the fractional ones assert it in torch's internal words.
 // The adaptive kernels also take the number of planes from the grad or the input alone: the
 // grad and the indices must have one shape, with the input's leading (batch, channel) dims.
-void pool_indices(const CallView& c, int64_t k) {
-  const at::Tensor& self = c.tensor("self");
-  const at::Tensor& indices = c.tensor("result1");
-  if (!self.defined() || self.dim() < k) return;  // the op refuses such an input itself
-  if (!indices.defined() || indices.dim() != self.dim() ||
-      indices.sizes().slice(0, self.dim() - k) != self.sizes().slice(0, self.dim() - k)) {
-    c.fail("result1", "indices of shape " + c10::str(indices.sizes()) + " for an input of shape " +
+RunGuard pool_indices(const ArgSlots& s, int64_t k) {
+  return [self_slot = s["self"], result1 = s["result1"], k](const CallView& c) {
+    const at::Tensor& self = c.tensor(self_slot);
+    const at::Tensor& indices = c.tensor(result1);
+    if (!self.defined() || self.dim() < k) return;  // the op refuses such an input itself
+    if (!indices.defined() || indices.dim() != self.dim() ||
+        indices.sizes().slice(0, self.dim() - k) != self.sizes().slice(0, self.dim() - k)) {
+      c.fail(result1, "indices of shape " + c10::str(indices.sizes()) + " for an input of shape " +
                           c10::str(self.sizes()));
-  }
-  if (c.grad(0).defined() && c.grad(0).sizes() != indices.sizes()) {
-    c.fail_grad(0, "one grad per index, and the indices have shape " + c10::str(indices.sizes()));
-  }
-  const int64_t plane = element_count(self.sizes().slice(self.dim() - k));
-  if (plane < 0) c.fail("self", "an input plane of more than 2^63 elements");
-  check_indices(c, "result1", plane, "the pooled input's planes have " + str(plane) + " elements");
-}
-
-}  // namespace
-
-void pool_indices_2d(const CallView& c) { pool_indices(c, 2); }
-void pool_indices_3d(const CallView& c) { pool_indices(c, 3); }
-
-// embedding_dense_backward scatters grad rows into grad_weight[index] unchecked.
-void embedding(const CallView& c) {
-  const int64_t rows = c.integer("weight_sym_argsize_0");
-  check_indices(c, "indices", rows, "the weight has " + str(rows) + " rows");
-}
-
-void ctc_loss(const CallView& c) {
-  const at::Tensor& lp = c.tensor("log_probs");
-  if (!lp.defined() || lp.dim() != 3) c.fail("log_probs", "expected (time, batch, classes)");
-  const int64_t time = lp.size(0), batch = lp.size(1), classes = lp.size(2);
-  const std::vector<int64_t> il = c.ints("input_lengths"), tl = c.ints("target_lengths");
-  ctc_lengths(c, il, tl, batch, time);
-  const int64_t blank = c.integer("blank");
-  if (blank < 0 || blank >= classes) c.fail("blank", "class " + str(blank) + " of " + str(classes));
-  ctc_targets(c, tl, batch, classes);
-  // Each length is at most the targets' element count (checked above): 2 * l + 1 fits.
-  const int64_t longest = tl.empty() ? 0 : *std::max_element(tl.begin(), tl.end());
-  expect_shape(c, "result1", {batch, time, 2 * longest + 1}, "log_alpha");
-  const std::vector<int64_t> per_sample{batch};
-  expect_shape(c, "result0", per_sample, "a loss");
-  if (c.grad(0).defined() && c.grad(0).sizes() != at::IntArrayRef(per_sample)) {
-    c.fail_grad(0, "expected one per sample of " + str(batch));
-  }
-}
-
-void layer_norm(const CallView& c) {
-  const at::Tensor& input = c.tensor("input");
-  const auto n = static_cast<int64_t>(c.ints("normalized_shape").size());
-  if (!input.defined()) return;
-  if (input.dim() < n) {
-    c.fail("normalized_shape", str(n) + " dims for an input of rank " + str(input.dim()));
-  }
-  const int64_t rows = element_count(input.sizes().slice(0, input.dim() - n));
-  if (rows < 0) c.fail("input", "more than 2^63 normalized rows");
-  expect_dense(c, "result1", rows, "one mean per normalized row");
-  expect_dense(c, "result2", rows, "one rstd per normalized row");
-  grad_like_input(c, input);
+    }
+    if (c.grad(0).defined() && c.grad(0).sizes() != indices.sizes()) {
+      c.fail_grad(0, "one grad per index, and the indices have shape " + c10::str(indices.sizes()));
+    }
+    const int64_t plane = element_count(self.sizes().slice(self.dim() - k));
+    if (plane < 0) c.fail(self_slot, "an input plane of more than 2^63 elements");
+    check_indices(c, result1, plane, "the pooled input's planes have " + str(plane) + " elements");
+  };
 }
 
 // native_batch_norm_backward reads the batch statistics when training, the running ones
 // otherwise, each as one dense value per channel, and the weight likewise.
-void batch_norm_reading(const CallView& c, bool train) {
-  const at::Tensor& input = c.tensor("input");
+struct BatchNormSlots {
+  Slot input, weight, result1, result2, running_mean, running_var;
+};
+
+BatchNormSlots batch_norm_slots(const ArgSlots& s, bool train) {
+  // Only the statistics the mode reads: an op without running ones packs none.
+  return {s["input"],
+          s["weight"],
+          train ? s["result1"] : Slot{},
+          train ? s["result2"] : Slot{},
+          train ? Slot{} : s["running_mean"],
+          train ? Slot{} : s["running_var"]};
+}
+
+void batch_norm_reading(const CallView& c, const BatchNormSlots& s, bool train) {
+  const at::Tensor& input = c.tensor(s.input);
   if (!input.defined() || input.dim() < 2) return;  // the op refuses such an input itself
   const int64_t channels = input.size(1);
-  const char* const stats[] = {train ? "result1" : "running_mean",
-                               train ? "result2" : "running_var"};
-  for (const char* name : stats) expect_dense(c, name, channels, "one statistic per channel");
-  expect_dense(c, "weight", channels, "one weight per channel", /*required=*/false);
+  for (Slot stat : {train ? s.result1 : s.running_mean, train ? s.result2 : s.running_var}) {
+    expect_dense(c, stat, channels, "one statistic per channel");
+  }
+  expect_dense(c, s.weight, channels, "one weight per channel", /*required=*/false);
   grad_like_input(c, input);
 }
 
-bool training_flag(const CallView& c) {
-  const c10::IValue& training = c.arg("training");
-  return training.isBool() && training.toBool();
+bool training_flag(const CallView& c, Slot training) {
+  const c10::IValue& v = c.arg(training);
+  return v.isBool() && v.toBool();
 }
 
-void batch_norm(const CallView& c) { batch_norm_reading(c, training_flag(c)); }
-void batch_norm_train(const CallView& c) { batch_norm_reading(c, true); }
-void batch_norm_eval(const CallView& c) { batch_norm_reading(c, false); }
+}  // namespace
+
+RunGuard pool_indices_2d(const ArgSlots& s) { return pool_indices(s, 2); }
+RunGuard pool_indices_3d(const ArgSlots& s) { return pool_indices(s, 3); }
+
+// embedding_dense_backward scatters grad rows into grad_weight[index] unchecked.
+RunGuard embedding(const ArgSlots& s) {
+  return [rows_slot = s["weight_sym_argsize_0"], indices = s["indices"]](const CallView& c) {
+    const int64_t rows = c.integer(rows_slot);
+    check_indices(c, indices, rows, "the weight has " + str(rows) + " rows");
+  };
+}
+
+RunGuard ctc_loss(const ArgSlots& s) {
+  CtcSlots slots{s["log_probs"],
+                 s["targets"],
+                 s["blank"],
+                 s["result0"],
+                 s["result1"],
+                 s.ints("input_lengths"),
+                 s.ints("target_lengths")};
+  return [s = std::move(slots)](const CallView& c) {
+    const at::Tensor& lp = c.tensor(s.log_probs);
+    if (!lp.defined() || lp.dim() != 3) c.fail(s.log_probs, "expected (time, batch, classes)");
+    const int64_t time = lp.size(0), batch = lp.size(1), classes = lp.size(2);
+    const IntList il = c.ints(s.input_lengths), tl = c.ints(s.target_lengths);
+    ctc_lengths(c, s, il.view(), tl.view(), batch, time);
+    const int64_t blank = c.integer(s.blank);
+    if (blank < 0 || blank >= classes) {
+      c.fail(s.blank, "class " + str(blank) + " of " + str(classes));
+    }
+    ctc_targets(c, s, tl.view(), batch, classes);
+    // Each length is at most the targets' element count (checked above): 2 * l + 1 fits.
+    const int64_t longest = tl.size() == 0 ? 0 : *std::max_element(tl.begin(), tl.end());
+    expect_shape(c, s.result1, {batch, time, 2 * longest + 1}, "log_alpha");
+    const std::vector<int64_t> per_sample{batch};
+    expect_shape(c, s.result0, per_sample, "a loss");
+    if (c.grad(0).defined() && c.grad(0).sizes() != at::IntArrayRef(per_sample)) {
+      c.fail_grad(0, "expected one per sample of " + str(batch));
+    }
+  };
+}
+
+RunGuard layer_norm(const ArgSlots& s) {
+  return [input_slot = s["input"], normalized = s.ints("normalized_shape"), mean = s["result1"],
+          rstd = s["result2"]](const CallView& c) {
+    const at::Tensor& input = c.tensor(input_slot);
+    const auto n = static_cast<int64_t>(c.ints(normalized).size());
+    if (!input.defined()) return;
+    if (input.dim() < n) {
+      c.fail(normalized.slot, str(n) + " dims for an input of rank " + str(input.dim()));
+    }
+    const int64_t rows = element_count(input.sizes().slice(0, input.dim() - n));
+    if (rows < 0) c.fail(input_slot, "more than 2^63 normalized rows");
+    expect_dense(c, mean, rows, "one mean per normalized row");
+    expect_dense(c, rstd, rows, "one rstd per normalized row");
+    grad_like_input(c, input);
+  };
+}
+
+RunGuard batch_norm(const ArgSlots& s) {
+  // Either mode's statistics may be read, as the packed training flag says.
+  return [train = batch_norm_slots(s, true), eval = batch_norm_slots(s, false),
+          training = s["training"]](const CallView& c) {
+    const bool is_training = training_flag(c, training);
+    batch_norm_reading(c, is_training ? train : eval, is_training);
+  };
+}
+RunGuard batch_norm_train(const ArgSlots& s) {
+  return [slots = batch_norm_slots(s, true)](const CallView& c) {
+    batch_norm_reading(c, slots, true);
+  };
+}
+RunGuard batch_norm_eval(const ArgSlots& s) {
+  return [slots = batch_norm_slots(s, false)](const CallView& c) {
+    batch_norm_reading(c, slots, false);
+  };
+}
 // _native_batch_norm_legit without running statistics: evaluation would read absent ones.
-void batch_norm_no_stats(const CallView& c) {
-  if (!training_flag(c)) c.fail("training", "evaluation without running statistics");
-  batch_norm_reading(c, true);
+RunGuard batch_norm_no_stats(const ArgSlots& s) {
+  return [slots = batch_norm_slots(s, true), training = s["training"]](const CallView& c) {
+    if (!training_flag(c, training)) c.fail(training, "evaluation without running statistics");
+    batch_norm_reading(c, slots, true);
+  };
 }
 
-void group_norm(const CallView& c) {
-  const at::Tensor& input = c.tensor("input");
-  const int64_t n = c.integer("N"), channels = c.integer("C"), hxw = c.integer("HxW");
-  const int64_t groups = c.integer("group");
-  if (!input.defined()) return;
-  int64_t numel = 0;
-  if (n < 0 || channels < 0 || hxw < 0 || c10::mul_overflows(n, channels, &numel) ||
-      c10::mul_overflows(numel, hxw, &numel) || numel != input.numel()) {
-    c.fail("N", "N, C, HxW = " + str(n) + ", " + str(channels) + ", " + str(hxw) +
-                    " for an input of " + str(input.numel()) + " elements");
-  }
-  if (groups <= 0 || channels % groups != 0 || groups > std::max<int64_t>(channels, 1)) {
-    c.fail("group", str(groups) + " groups for " + str(channels) + " channels");
-  }
-  // n * groups <= n * max(channels, 1), and n * channels fits (or channels is 0 and n fits).
-  expect_dense(c, "result1", n * groups, "one mean per sample and group");
-  expect_dense(c, "result2", n * groups, "one rstd per sample and group");
-  expect_dense(c, "weight", channels, "one weight per channel", /*required=*/false);
-  grad_like_input(c, input);
+RunGuard group_norm(const ArgSlots& s) {
+  return [input_slot = s["input"], n_slot = s["N"], c_slot = s["C"], hxw_slot = s["HxW"],
+          group_slot = s["group"], mean = s["result1"], rstd = s["result2"],
+          weight = s["weight"]](const CallView& c) {
+    const at::Tensor& input = c.tensor(input_slot);
+    const int64_t n = c.integer(n_slot), channels = c.integer(c_slot), hxw = c.integer(hxw_slot);
+    const int64_t groups = c.integer(group_slot);
+    if (!input.defined()) return;
+    int64_t numel = 0;
+    if (n < 0 || channels < 0 || hxw < 0 || c10::mul_overflows(n, channels, &numel) ||
+        c10::mul_overflows(numel, hxw, &numel) || numel != input.numel()) {
+      c.fail(n_slot, "N, C, HxW = " + str(n) + ", " + str(channels) + ", " + str(hxw) +
+                         " for an input of " + str(input.numel()) + " elements");
+    }
+    if (groups <= 0 || channels % groups != 0 || groups > std::max<int64_t>(channels, 1)) {
+      c.fail(group_slot, str(groups) + " groups for " + str(channels) + " channels");
+    }
+    // n * groups <= n * max(channels, 1), and n * channels fits (or channels is 0 and n fits).
+    expect_dense(c, mean, n * groups, "one mean per sample and group");
+    expect_dense(c, rstd, n * groups, "one rstd per sample and group");
+    expect_dense(c, weight, channels, "one weight per channel", /*required=*/false);
+    grad_like_input(c, input);
+  };
 }
 
 }  // namespace ca::detail::checks

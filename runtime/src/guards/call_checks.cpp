@@ -3,29 +3,60 @@
 
 #include <ATen/ATen.h>
 
-#include <algorithm>
 #include <cstring>
 
 #include "ca/error.h"
+#include "ca/version.h"
 
 namespace ca::detail {
+namespace {
 
-CallCheck CallCheck::find(const std::string& op, size_t packed_args) {
-  const auto& table = call_check_table();
-  auto it = std::lower_bound(table.begin(), table.end(), op,
-                             [](const CallCheckEntry& e, const std::string& name) {
-                               return std::strcmp(e.op, name.c_str()) < 0;
-                             });
-  if (it == table.end() || op != it->op) return {};
-  const OpRules* rules = find_op_rules(op);
-  // Names are looked up by position in upstream's packing: only for the packing they describe.
-  if (rules == nullptr || rules->packed_args != packed_args) return {};
-  return CallCheck(it->fn, rules);
+// Values of an int list or a tensor of ints; nullopt (with `why`) when `v` is neither.
+std::optional<std::vector<int64_t>> int_values(const c10::IValue& v, std::string& why) {
+  if (v.isTensor()) {
+    // torch reads only the elements (a 0-d length for an unbatched call is one).
+    const at::Tensor t = v.toTensor().to(at::kCPU, at::kLong).reshape({-1}).contiguous();
+    return std::vector<int64_t>(t.data_ptr<int64_t>(), t.data_ptr<int64_t>() + t.numel());
+  }
+  if (!v.isList()) {
+    why = std::string("expected a list of ints, got ") + v.tagKind();
+    return std::nullopt;
+  }
+  std::vector<int64_t> out;
+  for (const c10::IValue& item : v.toListRef()) {
+    if (!item.isInt()) {
+      why = std::string("expected ints, found ") + item.tagKind();
+      return std::nullopt;
+    }
+    out.push_back(item.toInt());
+  }
+  return out;
+}
+
+}  // namespace
+
+Slot ArgSlots::operator[](const char* name) const {
+  for (size_t j = 0; j < rules_.names.size(); ++j) {
+    if (std::strcmp(rules_.names[j], name) == 0) return Slot{static_cast<uint32_t>(j), name};
+  }
+  throw Error(std::string("guard table: ") + rules_.op + " packs no arg named " + name +
+              " in torch " + runtime_torch_version() + " (a ca-replay bug, not the graph's)");
+}
+
+IntsSlot ArgSlots::ints(const char* name) const {
+  IntsSlot s{(*this)[name], std::nullopt};
+  // A list with references (symbolic sizes, a tensor) is filled per run: converted per call.
+  if (!has_refs(node_.args.at(s.slot.pos))) {
+    std::string why;
+    s.constant = int_values(args_[s.slot.pos], why);  // a malformed one fails on each call
+  }
+  return s;
 }
 
 void CallCheck::operator()(const std::vector<at::Tensor>& grads,
                            const std::vector<c10::IValue>& args) const {
-  fn_(CallView(*rules_, grads, args));
+  const CallView view(op_, grads, args);
+  for (const RunGuard& guard : guards_) guard(view);
 }
 
 const at::Tensor& CallView::grad(size_t k) const {
@@ -33,52 +64,33 @@ const at::Tensor& CallView::grad(size_t k) const {
   return k < grads_.size() ? grads_[k] : kUndefined;
 }
 
-size_t CallView::position(const char* name) const {
-  for (size_t j = 0; j < rules_.names.size(); ++j) {
-    if (std::strcmp(rules_.names[j], name) == 0) return j;
-  }
-  // The table and the checks come from one torch: a miss is a bug here, not in the graph.
-  throw ExecutionError(std::string(rules_.op) + ": the call check reads an arg named " + name +
-                       " that the op does not pack");
-}
-
-const c10::IValue& CallView::arg(const char* name) const { return args_.at(position(name)); }
-
-const at::Tensor& CallView::tensor(const char* name) const {
+const at::Tensor& CallView::tensor(Slot s) const {
   static const at::Tensor kUndefined;
-  const c10::IValue& v = arg(name);
+  const c10::IValue& v = arg(s);
   return v.isTensor() ? v.toTensor() : kUndefined;
 }
 
-int64_t CallView::integer(const char* name) const {
-  const c10::IValue& v = arg(name);
-  if (!v.isInt()) fail(name, std::string("expected an int, got ") + v.tagKind());
+int64_t CallView::integer(Slot s) const {
+  const c10::IValue& v = arg(s);
+  if (!v.isInt()) fail(s, std::string("expected an int, got ") + v.tagKind());
   return v.toInt();
 }
 
-std::vector<int64_t> CallView::ints(const char* name) const {
-  const c10::IValue& v = arg(name);
-  if (v.isTensor()) {
-    // torch reads only the elements (a 0-d length for an unbatched call is one).
-    const at::Tensor t = v.toTensor().to(at::kCPU, at::kLong).reshape({-1}).contiguous();
-    return std::vector<int64_t>(t.data_ptr<int64_t>(), t.data_ptr<int64_t>() + t.numel());
-  }
-  std::vector<int64_t> out;
-  if (!v.isList()) fail(name, std::string("expected a list of ints, got ") + v.tagKind());
-  for (const c10::IValue& item : v.toListRef()) {
-    if (!item.isInt()) fail(name, std::string("expected ints, found ") + item.tagKind());
-    out.push_back(item.toInt());
-  }
-  return out;
+IntList CallView::ints(const IntsSlot& s) const {
+  if (s.constant) return IntList(&*s.constant);
+  std::string why;
+  std::optional<std::vector<int64_t>> values = int_values(arg(s.slot), why);
+  if (!values) fail(s.slot, why);
+  return IntList(std::move(*values));
 }
 
-void CallView::fail(const char* name, const std::string& why) const {
-  throw ExecutionError(std::string(rules_.op) + ".args[" + std::to_string(position(name)) + "] (" +
-                       name + "): " + why);
+void CallView::fail(Slot s, const std::string& why) const {
+  throw ExecutionError(std::string(op_) + ".args[" + std::to_string(s.pos) + "] (" + s.name +
+                       "): " + why);
 }
 
 void CallView::fail_grad(size_t k, const std::string& why) const {
-  throw ExecutionError(std::string(rules_.op) + ": grads[" + std::to_string(k) + "] of shape " +
+  throw ExecutionError(std::string(op_) + ": grads[" + std::to_string(k) + "] of shape " +
                        c10::str(grad(k).sizes()) + ": " + why);
 }
 

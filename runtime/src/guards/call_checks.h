@@ -8,71 +8,116 @@
 // these run on every call, on the filled args, before the op, and throw ExecutionError naming
 // the arg or grad and the expectation. Index values on an accelerator are checked without a
 // host sync (a CUDA graph may be capturing): a bad one there is a device-side assert.
+//
+// A check is bound once per node at load (guard_table.h): the packed args it reads are resolved
+// from upstream's names to positions then, and int lists the graph holds as constants are
+// converted then, so a call reads by index and allocates nothing for them.
 
 #include <ATen/core/Tensor.h>
 #include <ATen/core/ivalue.h>
 
+#include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "ca/graph.h"
 #include "guards/op_rules.h"
 
 namespace ca::detail {
 
-class CallView;
-
-/// The check of one op, bound to its packed-arg names. Empty (`!*this`) for ops that have none.
-class CallCheck {
- public:
-  using Fn = void (*)(const CallView&);
-
-  CallCheck() = default;
-  /// The check for functional op `op` with `packed_args` packed args; empty when the op has
-  /// none, or when the generated rules were made for another packing of it.
-  static CallCheck find(const std::string& op, size_t packed_args);
-
-  explicit operator bool() const { return fn_ != nullptr; }
-  /// Throws ExecutionError when `grads` and `args` (filled for this run) break the op's check.
-  void operator()(const std::vector<at::Tensor>& grads, const std::vector<c10::IValue>& args) const;
-
- private:
-  CallCheck(Fn fn, const OpRules* rules) : fn_(fn), rules_(rules) {}
-  Fn fn_ = nullptr;
-  const OpRules* rules_ = nullptr;
+/// A packed arg a check reads: its position in the op's packing and upstream's name of it.
+struct Slot {
+  uint32_t pos = 0;
+  const char* name = "";
 };
 
-/// What a check reads: the call's grads and its args by upstream's names.
+/// A packed int list (or a tensor of ints) a check reads; `constant` holds its values when the
+/// graph stores them (no reference filled per run), converted once at bind.
+struct IntsSlot {
+  Slot slot;
+  std::optional<std::vector<int64_t>> constant;
+};
+
+/// The values of an IntsSlot for one call: a view of the bound constant, or this call's own.
+class IntList {
+ public:
+  /// A view of `constant`, which the bound check owns and outlives the call.
+  explicit IntList(const std::vector<int64_t>* constant) : constant_(constant) {}
+  explicit IntList(std::vector<int64_t> values) : values_(std::move(values)) {}
+
+  at::IntArrayRef view() const { return constant_ != nullptr ? *constant_ : values_; }
+  size_t size() const { return view().size(); }
+  const int64_t* begin() const { return view().begin(); }
+  const int64_t* end() const { return view().end(); }
+  int64_t operator[](size_t i) const { return view()[i]; }
+
+ private:
+  const std::vector<int64_t>* constant_ = nullptr;
+  std::vector<int64_t> values_;
+};
+
+/// What a check reads of one call: its grads and its filled packed args, by bound slot.
 class CallView {
  public:
-  CallView(const OpRules& rules, const std::vector<at::Tensor>& grads,
+  CallView(const char* op, const std::vector<at::Tensor>& grads,
            const std::vector<c10::IValue>& args)
-      : rules_(rules), grads_(grads), args_(args) {}
+      : op_(op), grads_(grads), args_(args) {}
 
   /// grads[k], undefined when the call has fewer.
   const at::Tensor& grad(size_t k) const;
-  /// The packed arg named `name` (an op's check names only args its op has).
-  const c10::IValue& arg(const char* name) const;
-  /// The packed tensor `name`; undefined when it is not a defined tensor.
-  const at::Tensor& tensor(const char* name) const;
-  int64_t integer(const char* name) const;
+  const c10::IValue& arg(Slot s) const { return args_[s.pos]; }
+  /// The packed tensor at `s`; undefined when it is not a defined tensor.
+  const at::Tensor& tensor(Slot s) const;
+  int64_t integer(Slot s) const;
   /// An int list, or a tensor of ints (CtcLossBackward1's lengths), as values.
-  std::vector<int64_t> ints(const char* name) const;
+  IntList ints(const IntsSlot& s) const;
 
-  [[noreturn]] void fail(const char* name, const std::string& why) const;
+  [[noreturn]] void fail(Slot s, const std::string& why) const;
   [[noreturn]] void fail_grad(size_t k, const std::string& why) const;
 
  private:
-  size_t position(const char* name) const;
-  const OpRules& rules_;
+  const char* op_;
   const std::vector<at::Tensor>& grads_;
   const std::vector<c10::IValue>& args_;
 };
 
-/// One op's check (call_check_table.cpp); the table is sorted by op name.
-struct CallCheckEntry {
-  const char* op;
-  CallCheck::Fn fn;
+/// One op's per-call check, bound to a node's slots; throws ExecutionError.
+using RunGuard = std::function<void(const CallView&)>;
+
+/// A node's packed args by upstream's names, for binding a guard (op_rules.h's names).
+class ArgSlots {
+ public:
+  /// `rules` describe `node`'s packing (rules.packed_args == args.size()).
+  ArgSlots(const OpRules& rules, const Node& node, const std::vector<c10::IValue>& args)
+      : rules_(rules), node_(node), args_(args) {}
+
+  /// The slot of the arg named `name`. Throws Error when the op packs none: the guard table
+  /// and the installed torch disagree, a bug here rather than in the graph.
+  Slot operator[](const char* name) const;
+  /// The slot of an int list named `name`, its values converted when the graph holds them.
+  IntsSlot ints(const char* name) const;
+
+ private:
+  const OpRules& rules_;
+  const Node& node_;
+  const std::vector<c10::IValue>& args_;
 };
-const std::vector<CallCheckEntry>& call_check_table();
+
+/// The run-time guards bound to one functional node. Empty (`!*this`) for ops that have none.
+class CallCheck {
+ public:
+  CallCheck() = default;
+  CallCheck(const char* op, std::vector<RunGuard> guards) : op_(op), guards_(std::move(guards)) {}
+
+  explicit operator bool() const { return !guards_.empty(); }
+  /// Throws ExecutionError when `grads` and `args` (filled for this run) break a guard.
+  void operator()(const std::vector<at::Tensor>& grads, const std::vector<c10::IValue>& args) const;
+
+ private:
+  const char* op_ = "";
+  std::vector<RunGuard> guards_;
+};
 
 }  // namespace ca::detail

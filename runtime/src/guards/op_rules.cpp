@@ -80,7 +80,7 @@ void check_sizes(const ListRule& r, const c10::IValue& a, int64_t limit, const s
     if (!a.isList()) why = "expected a list of shapes";
     for (size_t k = 0; why.empty() && a.isList() && k < a.toListRef().size(); ++k) {
       why = sizes_problem(a.toListRef()[k], limit);
-      if (!why.empty()) why = "element " + std::to_string(k) + ": " + why;
+      if (!why.empty()) why.insert(0, "element " + std::to_string(k) + ": ");
     }
   } else if (r.kind == ListRule::kTensorSize) {
     if (!a.isInt() || a.toInt() < 0 || a.toInt() > limit) {
@@ -184,20 +184,20 @@ const OpRules* find_op_rules(const std::string& op) {
   return it != table.end() && op == it->op ? &*it : nullptr;
 }
 
-void check_op_rules(const Node& node, const std::vector<c10::IValue>& args, const std::string& at,
-                    int64_t max_elements) {
-  const OpRules* rules = find_op_rules(node.op.str());
-  // A table made for another packing (a torch whose op differs) says nothing about this one.
-  if (rules == nullptr || rules->packed_args != args.size()) return;
+void check_op_rules(const Node& node, const std::vector<c10::IValue>& args, const OpRules& rules,
+                    const std::string& at, int64_t max_elements) {
   const size_t grads = node.inputs.size();
-  if (grads < rules->min_grads) {
+  if (grads < rules.min_grads) {
     throw FormatError(at + ": " + std::to_string(grads) + " grads, the op reads " +
-                      std::to_string(rules->min_grads));
+                      std::to_string(rules.min_grads));
   }
-  for (const ListRule& r : rules->rules) {
-    if (gate_open(r.gate, args[0])) {
-      check_rule(r, args, grads, node.outputs.size(), max_elements, at);
-    }
+  for (const ListRule& r : rules.rules) check_list_rule(r, node, args, at, max_elements);
+}
+
+void check_list_rule(const ListRule& rule, const Node& node, const std::vector<c10::IValue>& args,
+                     const std::string& at, int64_t max_elements) {
+  if (gate_open(rule.gate, args[0])) {
+    check_rule(rule, args, node.inputs.size(), node.outputs.size(), max_elements, at);
   }
 }
 

@@ -3,7 +3,8 @@
 // Per-op length rules of the generated functional forms, which index their grads and some saved
 // lists without checking: how many grads each op reads, and which packed lists must have which
 // lengths. The table is generated at build time from the installed torch's own codegen inputs
-// (tools/gen_op_rules.py); the check runs at load, after the packed args were type-checked.
+// (tools/gen_op_rules.py); hand-written rules sit beside them in the guard table
+// (guard_table.h). The check runs at load, after the packed args were type-checked.
 
 #include <ATen/core/ivalue.h>
 
@@ -56,10 +57,15 @@ const std::vector<OpRules>& generated_op_rules();
 /// helpers take the whole grads list without a rule).
 const OpRules* find_op_rules(const std::string& op);
 
-/// Checks a functional node's grads count and packed lists against its op's rules; saved sizes
-/// of forward tensors must describe at most `max_elements` elements (ops allocate from them).
-/// Throws FormatError naming `at`, the arg and the expectation. `args` are already type-checked.
-void check_op_rules(const Node& node, const std::vector<c10::IValue>& args, const std::string& at,
-                    int64_t max_elements);
+/// Checks a functional node's grads count and packed lists against its op's generated rules
+/// (`rules` made for this packing: rules.packed_args == args.size()); saved sizes of forward
+/// tensors must describe at most `max_elements` elements (ops allocate from them). Throws
+/// FormatError naming `at`, the arg and the expectation. `args` are already type-checked.
+void check_op_rules(const Node& node, const std::vector<c10::IValue>& args, const OpRules& rules,
+                    const std::string& at, int64_t max_elements);
+
+/// Checks one rule (a hand-written one, its positions resolved by name) as check_op_rules does.
+void check_list_rule(const ListRule& rule, const Node& node, const std::vector<c10::IValue>& args,
+                     const std::string& at, int64_t max_elements);
 
 }  // namespace ca::detail

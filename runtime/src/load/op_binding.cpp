@@ -10,7 +10,7 @@
 #include "ca/error.h"
 #include "ca/version.h"
 #include "guards/aten_check.h"
-#include "guards/op_rules.h"
+#include "guards/guard_table.h"
 #include "guards/storage_bounds.h"
 #include "load/schema_check.h"
 
@@ -186,8 +186,7 @@ BoundNode bind_node(const Graph& g, size_t i, int64_t max_tensor_elements, Missi
     }
     call.args = convert_args(n);
     check_schema(n, call, at);
-    check_op_rules(n, call.args, at, max_tensor_elements);
-    call.check = CallCheck::find(n.op.str(), call.args.size());
+    call.check = bind_guards(n, call.args, at, max_tensor_elements);
     return call;
   }
   if (n.kind == NodeKind::kAten) {
