@@ -15,9 +15,7 @@ namespace {
 
 using namespace checks;  // NOLINT: the table names every check
 
-NamedListRule same_length(const char* a, const char* b) {
-  return {ListRule::kSameLength, a, b};
-}
+NamedListRule same_length(const char* a, const char* b) { return {ListRule::kSameLength, a, b}; }
 NamedListRule length(const char* a, uint16_t n) { return {ListRule::kLength, a, nullptr, n}; }
 NamedListRule non_empty(const char* a) { return {ListRule::kNonEmpty, a}; }
 NamedListRule covers_grads(const char* a) { return {ListRule::kCoversGrads, a}; }

@@ -21,8 +21,8 @@ struct ByOp {
 
 }  // namespace
 
-CallCheck bind_guards(const Node& node, const std::vector<c10::IValue>& args,
-                      const std::string& at, int64_t max_elements) {
+CallCheck bind_guards(const Node& node, const std::vector<c10::IValue>& args, const std::string& at,
+                      int64_t max_elements) {
   const std::string op = node.op.str();
   const OpRules* rules = find_op_rules(op);
   // A table made for another packing (a torch whose op differs) says nothing about this one.

@@ -66,7 +66,8 @@ class Planner {
       case NodeKind::kFunctional:
       case NodeKind::kAten: {
         OpCall& call = std::get<OpCall>(bound);
-        CallStep c{call.op, std::move(call.aten), std::move(call.args), {}, {}, call.check};
+        CallStep c{call.op, std::move(call.aten), std::move(call.args), {},
+                   {},      std::move(call.check)};
         for (uint32_t j = 0; j < n.args.size(); ++j) add_arg_slots(n.args[j], j, c);
         s.payload = std::move(c);
         break;
