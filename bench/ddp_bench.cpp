@@ -143,21 +143,23 @@ void bench_bandwidth(c10d::ProcessGroup& group, int reps) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{
-      "Data-parallel backward step time: replay with overlapped all-reduce against eager\n"
-      "backward followed by hand-written all-reduces. One process per rank; launch with\n"
-      "scripts/train_ddp.sh 2 --exe build/bench/ddp_bench [options] or torchrun --no-python."};
-  int steps = 40, rounds = 5, threads = 1;
-  std::vector<size_t> bucket_kib = {25 * 1024, 64, 16};
-  bool bandwidth = true;
-  app.add_option("--steps", steps, "steps per variant per round")->check(CLI::Range(1, 100000));
-  app.add_option("--rounds", rounds, "timed rounds (median reported)")->check(CLI::Range(1, 1000));
-  app.add_option("--bucket-kib", bucket_kib, "bucket sizes to run, KiB")->expected(1, -1);
-  app.add_option("--threads", threads, "intra-op threads per rank")->check(CLI::Range(1, 256));
-  app.add_flag("!--no-bandwidth", bandwidth, "skip the all-reduce bandwidth sweep");
-  CLI11_PARSE(app, argc, argv);
-  at::set_num_threads(threads);
+  // One handler for everything main does, CLI11 set-up included.
   try {
+    CLI::App app{
+        "Data-parallel backward step time: replay with overlapped all-reduce against eager\n"
+        "backward followed by hand-written all-reduces. One process per rank; launch with\n"
+        "scripts/train_ddp.sh 2 --exe build/bench/ddp_bench [options] or torchrun --no-python."};
+    int steps = 40, rounds = 5, threads = 1;
+    std::vector<size_t> bucket_kib = {size_t{25} * 1024, 64, 16};
+    bool bandwidth = true;
+    app.add_option("--steps", steps, "steps per variant per round")->check(CLI::Range(1, 100000));
+    app.add_option("--rounds", rounds, "timed rounds (median reported)")
+        ->check(CLI::Range(1, 1000));
+    app.add_option("--bucket-kib", bucket_kib, "bucket sizes to run, KiB")->expected(1, -1);
+    app.add_option("--threads", threads, "intra-op threads per rank")->check(CLI::Range(1, 256));
+    app.add_flag("!--no-bandwidth", bandwidth, "skip the all-reduce bandwidth sweep");
+    CLI11_PARSE(app, argc, argv);
+    at::set_num_threads(threads);
     Group group = ca::init_process_group();
     if (ca::rank(*group) == 0) {
       std::printf("%d ranks, %d intra-op thread(s) each; per-step backward + averaging time\n",

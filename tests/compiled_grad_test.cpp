@@ -152,7 +152,7 @@ TEST(CompiledBackward, RetainGradOnANonLeafWritesItsGradLikeEager) {
 
 // mark_dirty: upstream's compiled_args for custom functions asserts it is unused.
 struct AddOneInPlace : torch::autograd::Function<AddOneInPlace> {
-  static at::Tensor forward(AutogradContext* ctx, at::Tensor x) {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x) {
     ctx->mark_dirty({x});
     return x.add_(1);
   }
@@ -175,7 +175,7 @@ TEST(CompiledBackward, ACustomFunctionThatMarksDirtyRunsEagerlyWithTheReason) {
 }
 
 struct SortValues : torch::autograd::Function<SortValues> {
-  static variable_list forward(AutogradContext* ctx, at::Tensor x) {
+  static variable_list forward(AutogradContext* ctx, const at::Tensor& x) {
     auto [values, indices] = x.sort();
     ctx->mark_non_differentiable({indices});
     ctx->save_for_backward({indices});
@@ -199,7 +199,7 @@ TEST(CompiledBackward, ACustomFunctionWithNonDifferentiableOutputsRunsEagerlyWit
 
 // A backward that calls backward itself (reentrant), as checkpointing does.
 struct SquareByInnerGrad : torch::autograd::Function<SquareByInnerGrad> {
-  static at::Tensor forward(AutogradContext* ctx, at::Tensor x) {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x) {
     ctx->save_for_backward({x});
     return x * x;
   }

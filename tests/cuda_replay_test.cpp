@@ -24,6 +24,7 @@ const c10::Device kCuda(c10::kCUDA, 0);
 
 std::vector<at::Tensor> fresh(const std::vector<at::Tensor>& inputs) {
   std::vector<at::Tensor> out;
+  out.reserve(inputs.size());
   for (const at::Tensor& t : inputs) {
     out.push_back(t.detach().clone().requires_grad_(t.requires_grad()));
   }
@@ -33,6 +34,7 @@ std::vector<at::Tensor> fresh(const std::vector<at::Tensor>& inputs) {
 std::vector<at::Tensor> eager_grads(const at::Tensor& loss, const CaptureResult& cap,
                                     const std::vector<size_t>& targets) {
   std::vector<at::Tensor> leaves;
+  leaves.reserve(targets.size());
   for (size_t k : targets) leaves.push_back(cap.inputs[k]);
   return torch::autograd::grad({loss}, leaves, {}, /*retain_graph=*/true, false, true);
 }
@@ -142,7 +144,8 @@ TEST(CudaReplay, ParityTableRetargetedFromCpu) {
 
 /// y = x * s with a CPU scalar s read inside the custom function's body.
 struct ScaleByCpuScalar : public torch::autograd::Function<ScaleByCpuScalar> {
-  static at::Tensor forward(torch::autograd::AutogradContext* ctx, at::Tensor x, at::Tensor s) {
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x,
+                            const at::Tensor& s) {
     ctx->save_for_backward({s});
     return x * s.item<double>();
   }

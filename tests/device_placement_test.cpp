@@ -29,7 +29,7 @@ GraphInput tensor_input(std::string name, std::vector<int64_t> sizes, c10::Devic
   return in;
 }
 
-Node reader(NodeKind kind, std::string op, ValueId v, bool as_arg = false) {
+Node reader(NodeKind kind, const std::string& op, ValueId v, bool as_arg = false) {
   Node n;
   n.kind = kind;
   n.op = op;

@@ -11,7 +11,11 @@
 #include <torch/torch.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <string>
 
 #include "ca/compiled_backward.h"
 #include "distributed/grad_buckets.h"
@@ -26,9 +30,11 @@ int free_port() {
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   socklen_t len = sizeof addr;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
+  const bool bound = fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+                     ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
+  if (fd >= 0) ::close(fd);
+  if (!bound)
+    throw std::runtime_error("no free loopback port: " + std::string(std::strerror(errno)));
   return ntohs(addr.sin_port);
 }
 

@@ -37,8 +37,9 @@ Arg metadata(Arg shape) {
   return Arg::list(test::nested(K::kOptional, {packed}), {one});
 }
 
-Arg geometry(Arg shape, std::vector<int64_t> strides, int64_t offset) {
+Arg geometry(Arg shape, const std::vector<int64_t>& strides, int64_t offset) {
   std::vector<Arg> s;
+  s.reserve(strides.size());
   for (int64_t v : strides) s.push_back(Arg::integer(v));
   return Arg::tuple({std::move(shape), Arg::list(leaf(K::kInt), s), Arg::integer(offset)});
 }
@@ -119,6 +120,58 @@ TEST(ExecutorDynamic, SymbolicGeometryOutsideItsBaseIsRefusedPerRun) {
     EXPECT_NE(std::string(e.what()).find("not inside its base"), std::string::npos) << e.what();
   }
   EXPECT_NO_THROW(ex.run(inputs_for(2, 2)));
+}
+
+// A per-call guard reads a symbolic size list as this run binds it, not as the file holds it:
+// UnfoldBackward0's check rebuilds the unfold's output shape from self_sym_sizes = [n] and
+// refuses a grad of another shape before torch's kernel walks it.
+Graph dynamic_unfold() {
+  Graph g;
+  g.torch_version = "";
+  g.inputs = {GraphInput{GraphInput::Kind::kTensor,
+                         "grad",
+                         {c10::kFloat, {kDynamicSize, 2}, c10::kCPU, false},
+                         0,
+                         0},
+              GraphInput{GraphInput::Kind::kInt, "size.0", {}, 6, 0}};
+  Node unfold;
+  unfold.kind = NodeKind::kFunctional;
+  unfold.op = "UnfoldBackward0";
+  unfold.inputs = {0};
+  // needs_input_grad, dimension, self_sym_sizes, size, step: x.unfold(0, 2, 1) of x = [n]
+  unfold.args = {test::bools({true}), Arg::integer(0), sizes({sym_int(1)}), Arg::integer(2),
+                 Arg::integer(1)};
+  unfold.outputs = {2};
+  g.nodes = {unfold};
+  g.op_schemas = {
+      OpSchema{"UnfoldBackward0",
+               {test::nested(K::kList, {leaf(K::kBool)}), leaf(K::kInt),
+                test::nested(K::kList, {leaf(K::kSymInt)}), leaf(K::kInt), leaf(K::kInt)},
+               1,
+               false}};
+  g.num_values = 3;
+  g.outputs = {2};
+  return g;
+}
+
+TEST(ExecutorDynamic, PerCallGuardsReadSymbolicSizesAsEachRunBindsThem) {
+  Executor ex(dynamic_unfold());
+  for (int64_t n : {6, 4}) {
+    const at::Tensor x = torch::zeros({n}, torch::requires_grad());
+    const at::Tensor grad = torch::randn({n - 1, 2});
+    x.unfold(0, 2, 1).backward(grad);
+    const auto out = ex.run({grad, torch::tensor(n)});
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_TRUE(torch::equal(out[0], x.grad())) << n;
+  }
+  // n = 3 makes a [2, 2] unfold: a [5, 2] grad would be walked past its end.
+  try {
+    ex.run({torch::randn({5, 2}), torch::tensor(int64_t{3})});
+    FAIL() << "expected ExecutionError";
+  } catch (const ExecutionError& e) {
+    EXPECT_NE(std::string(e.what()).find("the unfold's output has shape [2, 2]"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(ExecutorDynamic, SymbolicMetadataIsNeverElided) {

@@ -42,12 +42,14 @@ TEST(ExecutorPlan, FourThreadsReplayOneExecutorAgainstEager) {
   const std::vector<at::Tensor> params = mlp_params();
   constexpr int kThreads = 4;
   std::vector<MlpCase> cases;
+  cases.reserve(kThreads);
   for (int t = 0; t < kThreads; ++t)
     cases.push_back(mlp_case(params, torch::randn({5, 8}) * (t + 1)));
   for (const MlpCase& c : cases) ASSERT_EQ(c.cap.graph, cases[0].cap.graph);
   const Executor ex(cases[0].cap.graph);
   std::atomic<int> mismatches{0}, runs{0}, compared{0};
   std::vector<std::thread> threads;
+  threads.reserve(kThreads);
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       const MlpCase& c = cases[static_cast<size_t>(t)];

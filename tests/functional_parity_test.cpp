@@ -129,7 +129,7 @@ TEST(FunctionalParity, NativeLayerNormBackward0) {
   auto b = torch::randn({6}, torch::requires_grad());
   auto y = torch::layer_norm(x, {6}, w, b);
   auto& n = node_of<gen::NativeLayerNormBackward0>(y);
-  auto self = y.grad_fn();
+  const auto& self = y.grad_fn();
   PackedArgs a;
   a.pack(std::array<bool, 3>{true, true, true});
   a.pack(n.bias_.unpack());

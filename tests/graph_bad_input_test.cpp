@@ -236,8 +236,9 @@ TEST(GraphBadInput, DeepNestingIsRefused) {
 /// expand to nodes x string bytes in memory.
 TEST(GraphBadInput, SharedOffsetsCannotExpand) {
   flatbuffers::FlatBufferBuilder fbb;
-  const auto op = fbb.CreateString(std::string(64 * 1024, 'x'));
+  const auto op = fbb.CreateString(std::string(size_t{64} * 1024, 'x'));
   std::vector<flatbuffers::Offset<fb::Node>> nodes;
+  nodes.reserve(4096);
   for (int i = 0; i < 4096; ++i) nodes.push_back(fb::CreateNode(fbb, fb::NodeKind::Functional, op));
   const auto root = fb::CreateGraph(fbb, kFormatVersion, fbb.CreateString(runtime_torch_version()),
                                     0, 0, fbb.CreateVector(nodes));

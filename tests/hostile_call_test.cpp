@@ -29,7 +29,7 @@ using Case = test::CapturedBackward;
 
 /// Captures `loss_of(params)`, runs eager backward for the reference grads, and checks that the
 /// unchanged graph replays to them.
-Case capture_case(std::vector<at::Tensor> params,
+Case capture_case(const std::vector<at::Tensor>& params,
                   const std::function<at::Tensor(const std::vector<at::Tensor>&)>& loss_of) {
   Case c = test::capture_with_eager(loss_of(params), params);
   load(c.cap.graph).run(c.cap.inputs);
@@ -74,13 +74,16 @@ const at::Tensor& saved(const Case& c, Node& n, const char* name) {
   return c.cap.inputs.at(static_cast<size_t>(arg_named(n, name).ref));
 }
 
-Arg ints(std::vector<int64_t> v) {
+Arg ints(const std::vector<int64_t>& v) {
   std::vector<Arg> items;
+  items.reserve(v.size());
   for (int64_t i : v) items.push_back(Arg::integer(i));
   return Arg::list(ArgType{ArgType::Kind::kInt, {}}, std::move(items));
 }
 
-at::Tensor leaf(std::vector<int64_t> sizes) { return torch::randn(sizes, torch::requires_grad()); }
+at::Tensor leaf(const std::vector<int64_t>& sizes) {
+  return torch::randn(sizes, torch::requires_grad());
+}
 
 TEST(HostileCall, RepeatsMustCoverTheInputAndMatchTheGradsRank) {
   torch::manual_seed(0);

@@ -55,8 +55,9 @@ Graph aten_graph(const char* op, const char* overload, std::vector<Arg> args, si
   return g;
 }
 
-Arg ints(std::vector<int64_t> v) {
+Arg ints(const std::vector<int64_t>& v) {
   std::vector<Arg> items;
+  items.reserve(v.size());
   for (int64_t i : v) items.push_back(Arg::integer(i));
   return Arg::list(ArgType{ArgType::Kind::kInt, {}}, std::move(items));
 }

@@ -122,7 +122,7 @@ TEST(TensorIoHostile, OffsetPastTheStorageIsRefused) {
 
 /// A float tensor over a 6-element storage with the given geometry, set without any check (as
 /// an unpickler that trusts the file would).
-at::Tensor unchecked_view(std::vector<int64_t> sizes, std::vector<int64_t> strides,
+at::Tensor unchecked_view(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides,
                           int64_t offset) {
   at::Tensor t = at::arange(6, at::kFloat);
   at::TensorImpl* impl = t.unsafeGetTensorImpl();

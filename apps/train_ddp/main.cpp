@@ -29,7 +29,7 @@ struct Config {
   int64_t dataset = 100;
   bool vary_graph = false;
   std::string engine = "compiled";
-  size_t bucket_kib = 25 * 1024;
+  size_t bucket_kib = size_t{25} * 1024;
   bool overlap = true;
   std::string out;
   int log_every = 0;
@@ -170,52 +170,54 @@ int train_rank(const Config& c) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{
-      "Data-parallel SGD with ca-replay as the backward engine, on torch's c10d (Gloo on CPU,\n"
-      "NCCL on CUDA where built). One process per rank; the rank, world size and rendezvous come\n"
-      "from torchrun's environment (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT, LOCAL_RANK;\n"
-      "CA_DIST_TIMEOUT_S bounds every wait), e.g.\n"
-      "  torchrun --nproc-per-node 2 --no-python train_ddp --steps 50\n"
-      "  scripts/train_ddp.sh 2 --steps 50\n"
-      "Each rank trains on its shard of every batch; gradients are averaged over the ranks.\n"
-      "Exit 1 with a message naming the rank and collective when a peer dies or stalls."};
-  Config c;
-  int reference_world = 0;
-  int threads = 1;
-  app.add_option("--model", c.model, "mlp (deep, narrow) or transformer (one encoder block)")
-      ->check(CLI::IsMember({"mlp", "transformer"}));
-  app.add_option("--device", c.device, "cpu, or cuda (the GPU LOCAL_RANK names)")
-      ->check(CLI::IsMember({"cpu", "cuda"}));
-  app.add_option("--steps", c.steps, "SGD steps")->check(CLI::Range(1, 1000000));
-  app.add_option("--batch", c.batch, "global batch size (split over the ranks)")
-      ->check(CLI::Range(1, 1 << 20));
-  app.add_option("--dataset", c.dataset, "samples per epoch (the last batch is smaller)")
-      ->check(CLI::Range(1, 1 << 24));
-  app.add_flag("--vary-graph", c.vary_graph,
-               "ranks take an auxiliary loss on different steps: graphs differ between ranks "
-               "and steps, and the aux head gets no gradient on some");
-  app.add_option("--engine", c.engine, "compiled (ca::CompiledBackward) or enabled (ca::enable)")
-      ->check(CLI::IsMember({"compiled", "enabled"}));
-  app.add_option("--bucket-kib", c.bucket_kib, "all-reduce bucket size in KiB (DDP: 25600)")
-      ->check(CLI::Range(1, 1 << 22));
-  app.add_flag(
-      "--no-overlap", [&](int64_t) { c.overlap = false; },
-      "all-reduce after the replay instead of during it");
-  app.add_option("--out", c.out, "save the final parameters (.pt; {rank} is replaced)");
-  app.add_option("--log-every", c.log_every, "print rank 0's loss every N steps")
-      ->check(CLI::Range(0, 1000000));
-  app.add_option("--threads", threads, "intra-op threads per rank")->check(CLI::Range(1, 256));
-  app.add_option("--reference", reference_world,
-                 "train one process on full batches with eager backward, emulating this world "
-                 "size's loss (no process group)")
-      ->check(CLI::Range(1, 1024));
-  app.add_option("--fault", c.fault, "test only: kill or stall --fault-rank at --fault-step")
-      ->check(CLI::IsMember({"none", "kill", "stall"}));
-  app.add_option("--fault-rank", c.fault_rank, "test only: the rank that fails");
-  app.add_option("--fault-step", c.fault_step, "test only: the step it fails at");
-  CLI11_PARSE(app, argc, argv);
-  at::set_num_threads(threads);
+  // One handler for everything main does, CLI11 set-up included.
   try {
+    CLI::App app{
+        "Data-parallel SGD with ca-replay as the backward engine, on torch's c10d (Gloo on CPU,\n"
+        "NCCL on CUDA where built). One process per rank; the rank, world size and rendezvous "
+        "come\n"
+        "from torchrun's environment (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT, LOCAL_RANK;\n"
+        "CA_DIST_TIMEOUT_S bounds every wait), e.g.\n"
+        "  torchrun --nproc-per-node 2 --no-python train_ddp --steps 50\n"
+        "  scripts/train_ddp.sh 2 --steps 50\n"
+        "Each rank trains on its shard of every batch; gradients are averaged over the ranks.\n"
+        "Exit 1 with a message naming the rank and collective when a peer dies or stalls."};
+    Config c;
+    int reference_world = 0;
+    int threads = 1;
+    app.add_option("--model", c.model, "mlp (deep, narrow) or transformer (one encoder block)")
+        ->check(CLI::IsMember({"mlp", "transformer"}));
+    app.add_option("--device", c.device, "cpu, or cuda (the GPU LOCAL_RANK names)")
+        ->check(CLI::IsMember({"cpu", "cuda"}));
+    app.add_option("--steps", c.steps, "SGD steps")->check(CLI::Range(1, 1000000));
+    app.add_option("--batch", c.batch, "global batch size (split over the ranks)")
+        ->check(CLI::Range(1, 1 << 20));
+    app.add_option("--dataset", c.dataset, "samples per epoch (the last batch is smaller)")
+        ->check(CLI::Range(1, 1 << 24));
+    app.add_flag("--vary-graph", c.vary_graph,
+                 "ranks take an auxiliary loss on different steps: graphs differ between ranks "
+                 "and steps, and the aux head gets no gradient on some");
+    app.add_option("--engine", c.engine, "compiled (ca::CompiledBackward) or enabled (ca::enable)")
+        ->check(CLI::IsMember({"compiled", "enabled"}));
+    app.add_option("--bucket-kib", c.bucket_kib, "all-reduce bucket size in KiB (DDP: 25600)")
+        ->check(CLI::Range(1, 1 << 22));
+    app.add_flag(
+        "--no-overlap", [&](int64_t) { c.overlap = false; },
+        "all-reduce after the replay instead of during it");
+    app.add_option("--out", c.out, "save the final parameters (.pt; {rank} is replaced)");
+    app.add_option("--log-every", c.log_every, "print rank 0's loss every N steps")
+        ->check(CLI::Range(0, 1000000));
+    app.add_option("--threads", threads, "intra-op threads per rank")->check(CLI::Range(1, 256));
+    app.add_option("--reference", reference_world,
+                   "train one process on full batches with eager backward, emulating this world "
+                   "size's loss (no process group)")
+        ->check(CLI::Range(1, 1024));
+    app.add_option("--fault", c.fault, "test only: kill or stall --fault-rank at --fault-step")
+        ->check(CLI::IsMember({"none", "kill", "stall"}));
+    app.add_option("--fault-rank", c.fault_rank, "test only: the rank that fails");
+    app.add_option("--fault-step", c.fault_step, "test only: the step it fails at");
+    CLI11_PARSE(app, argc, argv);
+    at::set_num_threads(threads);
     return reference_world > 0 ? train_reference(c, reference_world) : train_rank(c);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "train_ddp rank %s: error: %s\n",

@@ -52,35 +52,37 @@ bool report(const train::Result& r, train::Mode mode, double eager_seconds) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{
-      "Trains a TorchScript model written by make_model.py for N SGD steps on synthetic data,\n"
-      "its backward run by eager autograd, by ca::CompiledBackward, or by ca::enable().\n"
-      "--mode all runs the three from the same start and checks that the ca-replay runs end\n"
-      "with bitwise the same parameters and BatchNorm statistics as eager, with one capture\n"
-      "per distinct (batch size, branch) pair and no eager fallback; exit 1 otherwise."};
-  train::Config config;
-  std::string mode = "all", out;
-  int threads = 0;
-  app.add_option("--model", config.model_path, "TorchScript model (make_model.py)")
-      ->required()
-      ->check(CLI::ExistingFile);
-  app.add_option("--steps", config.steps, "SGD steps")->check(CLI::Range(1, 1000000));
-  app.add_option("--batch", config.batch, "batch size")->check(CLI::Range(1, 4096));
-  app.add_option("--dataset", config.dataset, "samples per epoch (last batch is smaller)")
-      ->check(CLI::Range(1, 100000));
-  app.add_option("--aux-every", config.aux_every, "take the aux branch every N steps; 0: never")
-      ->check(CLI::Range(0, 1000000));
-  app.add_option("--mode", mode, "eager, compiled, enabled or all")
-      ->check(CLI::IsMember({"eager", "compiled", "enabled", "all"}));
-  app.add_option("--warmup", config.warmup, "steps left out of the timing (all timed if >= steps)")
-      ->check(CLI::Range(0, 1000000));
-  app.add_option("--out", out, "save the last mode's parameters and buffers (.pt)");
-  app.add_option("--threads", threads, "intra-op threads (default: torch's)")
-      ->check(CLI::Range(1, 256));
-  CLI11_PARSE(app, argc, argv);
-  if (threads > 0) torch::set_num_threads(threads);
-
+  // One handler for everything main does, CLI11 set-up included.
   try {
+    CLI::App app{
+        "Trains a TorchScript model written by make_model.py for N SGD steps on synthetic data,\n"
+        "its backward run by eager autograd, by ca::CompiledBackward, or by ca::enable().\n"
+        "--mode all runs the three from the same start and checks that the ca-replay runs end\n"
+        "with bitwise the same parameters and BatchNorm statistics as eager, with one capture\n"
+        "per distinct (batch size, branch) pair and no eager fallback; exit 1 otherwise."};
+    train::Config config;
+    std::string mode = "all", out;
+    int threads = 0;
+    app.add_option("--model", config.model_path, "TorchScript model (make_model.py)")
+        ->required()
+        ->check(CLI::ExistingFile);
+    app.add_option("--steps", config.steps, "SGD steps")->check(CLI::Range(1, 1000000));
+    app.add_option("--batch", config.batch, "batch size")->check(CLI::Range(1, 4096));
+    app.add_option("--dataset", config.dataset, "samples per epoch (last batch is smaller)")
+        ->check(CLI::Range(1, 100000));
+    app.add_option("--aux-every", config.aux_every, "take the aux branch every N steps; 0: never")
+        ->check(CLI::Range(0, 1000000));
+    app.add_option("--mode", mode, "eager, compiled, enabled or all")
+        ->check(CLI::IsMember({"eager", "compiled", "enabled", "all"}));
+    app.add_option("--warmup", config.warmup,
+                   "steps left out of the timing (all timed if >= steps)")
+        ->check(CLI::Range(0, 1000000));
+    app.add_option("--out", out, "save the last mode's parameters and buffers (.pt)");
+    app.add_option("--threads", threads, "intra-op threads (default: torch's)")
+        ->check(CLI::Range(1, 256));
+    CLI11_PARSE(app, argc, argv);
+    if (threads > 0) torch::set_num_threads(threads);
+
     std::vector<train::Mode> modes;
     if (mode == "all" || mode == "eager") modes.push_back(train::Mode::kEager);
     if (mode == "all" || mode == "compiled") modes.push_back(train::Mode::kCompiled);

@@ -23,6 +23,7 @@ namespace {
 
 std::vector<at::Tensor> fresh_copies(const std::vector<at::Tensor>& inputs) {
   std::vector<at::Tensor> out;
+  out.reserve(inputs.size());
   for (const at::Tensor& t : inputs) out.push_back(t.detach().clone());
   return out;
 }
@@ -37,6 +38,7 @@ bool bitwise_equal(const at::Tensor& a, const at::Tensor& b) {
 std::vector<at::Tensor> eager_grads(const Forward& fwd, const CaptureResult& cap,
                                     const std::vector<size_t>& targets) {
   std::vector<at::Tensor> leaves;
+  leaves.reserve(targets.size());
   for (size_t k : targets) leaves.push_back(cap.inputs[k]);
   std::vector<at::Tensor> grads = fwd.grads;
   if (grads.empty()) {

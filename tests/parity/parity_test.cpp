@@ -29,7 +29,7 @@ Replayable through_bytes(Replayable r) {
 }
 
 // Graph and inputs written to disk and read back, as `replay --graph --inputs` does.
-Replayable through_files(Replayable r) {
+Replayable through_files(const Replayable& r) {
   std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
   std::replace(name.begin(), name.end(), '/', '_');
   const std::string stem = ::testing::TempDir() + "/parity_" + name;

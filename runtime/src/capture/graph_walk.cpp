@@ -112,7 +112,7 @@ std::vector<NodePtr> order_nodes(const NodePtr& root, NodeOrder node_order) {
 // Upstream's CppNode::compiled_args asserts what compiled autograd cannot hold; say it in a
 // user's terms instead of torch's "INTERNAL ASSERT FAILED".
 std::string explain_compiled_args_error(const c10::Error& e) {
-  const std::string what = e.what_without_backtrace();
+  std::string what = e.what_without_backtrace();
   if (what.find("dirty_inputs_") != std::string::npos) {
     return "the custom function marks an input dirty (ctx->mark_dirty), which compiled autograd "
            "cannot capture";

@@ -118,6 +118,7 @@ variable_list Recorder::copy_slices_epilogue(const std::vector<bool>& needs_inpu
   ins.insert(ins.end(), res.begin(), res.end());
   node.inputs = ids_of(ins, "CopySlices epilogue");
   std::vector<Arg> bools;
+  bools.reserve(needs_input_grad.size());
   for (bool b : needs_input_grad) bools.push_back(Arg::boolean(b));
   node.args.push_back(Arg::list(ArgType{ArgType::Kind::kBool, {}}, std::move(bools)));
   variable_list outputs(needs_input_grad.size());

@@ -135,6 +135,7 @@ void broadcast_parameters(c10d::ProcessGroup& group, const std::vector<at::Tenso
   }
   for (const std::vector<at::Tensor>& g : groups) {
     std::vector<at::Tensor> pieces;
+    pieces.reserve(g.size());
     for (const at::Tensor& t : g) pieces.push_back(t.reshape({-1}));
     std::vector<at::Tensor> flat{at::cat(pieces)};
     try {

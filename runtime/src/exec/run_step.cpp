@@ -232,9 +232,12 @@ struct StepRunner {
   void operator()(const AccumulateGradStep& acc) const {
     const at::Tensor& variable = get(f.values, s.inputs[0]);
     // Take a dead grad out of its slot so that AccumulateGrad may steal it, as eager does.
-    at::Tensor grad = acc.steal && s.inputs[1] != kNoValue
-                          ? std::move(f.values[static_cast<size_t>(s.inputs[1])])
-                          : get(f.values, s.inputs[1]);
+    at::Tensor grad;
+    if (acc.steal && s.inputs[1] != kNoValue) {
+      grad = std::move(f.values[static_cast<size_t>(s.inputs[1])]);
+    } else {
+      grad = get(f.values, s.inputs[1]);
+    }
     if (!grad.defined()) return;
     check_accumulate_grad(variable, grad);
     OpScope scope(obs, s.node);

@@ -33,9 +33,8 @@ std::vector<bool> used_values(const Graph& graph) {
     for (size_t k = 0; k < n.inputs.size(); ++k) {
       const ValueId v = n.inputs[k];
       if (!valid(v)) continue;
-      if (!passes_through) {
-        used[v] = true;
-      } else if (k < n.outputs.size() && valid(n.outputs[k]) && used[n.outputs[k]]) {
+      // A validate_outputs passes input k through to output k: used when that output is.
+      if (!passes_through || (k < n.outputs.size() && valid(n.outputs[k]) && used[n.outputs[k]])) {
         used[v] = true;
       }
     }

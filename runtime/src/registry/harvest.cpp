@@ -56,7 +56,7 @@ class HarvestCalls final : public CompilerCalls {
 };
 
 // Drives a sample through both passes, its own tensors standing in as their proxies.
-void drive_sample(NodeSample sample) {
+void drive_sample(const NodeSample& sample) {
   dyn::AutogradCompilerCall compiler(dyn::SizeInput::STATIC);
   dyn::NodeCall& call = compiler.node_calls.lookup(sample.node);
   collect_node(compiler, call, *sample.node, /*with_edges=*/false);

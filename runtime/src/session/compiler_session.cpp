@@ -68,11 +68,14 @@ class Forwarder final : public compat::CompilerInterfaceBase {
 
 }  // namespace
 
+// upstream's PyCompilerInterface signature, by value
+// NOLINTBEGIN(performance-unnecessary-value-param)
 std::string CompilerCalls::bind_function(const std::string& name,
                                          torch::autograd::functional_apply_t,
                                          std::vector<at::TypePtr>, bool) {
   return name;
 }
+// NOLINTEND(performance-unnecessary-value-param)
 variable_list CompilerCalls::call_function(const std::string& name, const variable_list&,
                                            const ivalue_list&, const c10::IValue&) {
   refuse("apply_functional " + name);
@@ -140,7 +143,7 @@ class DeadFrames {
   // The thread's lowest stack address, read once per thread (glibc parses /proc/self/maps for
   // the main thread, and harvest unwinds through here for every node type).
   static uintptr_t stack_low(uintptr_t frame) {
-    thread_local const uintptr_t low = [] {
+    thread_local const uintptr_t kLow = [] {
       uintptr_t found = 0;
       pthread_attr_t attr;
       if (pthread_getattr_np(pthread_self(), &attr) != 0) return found;
@@ -151,7 +154,7 @@ class DeadFrames {
       pthread_attr_destroy(&attr);
       return found;
     }();
-    if (low != 0 && low < frame) return low;
+    if (kLow != 0 && kLow < frame) return kLow;
     return frame > kFallbackWindow ? frame - kFallbackWindow : 0;
   }
 
