@@ -37,6 +37,11 @@ class Planner {
 
   void build(std::vector<BoundNode> bound, const MetaInference& inference) {
     const Graph& g = plan_.graph;
+    // Sized once: growing by doubling would hold the old and new arrays of (large) steps at once,
+    // the load's peak on a graph of a million nodes.
+    const auto elided = static_cast<size_t>(
+        std::count(inference.validate_is_noop.begin(), inference.validate_is_noop.end(), true));
+    plan_.steps.reserve(g.nodes.size() - elided);
     for (size_t i = 0; i < g.nodes.size(); ++i) {
       const Node& n = g.nodes[i];
       if (inference.validate_is_noop[i]) {
@@ -59,7 +64,7 @@ class Planner {
   Step make_step(size_t i, const Node& n, BoundNode bound) {
     Step s;
     s.node = static_cast<uint32_t>(i);
-    s.trace_name = trace_name(n);
+    s.trace_name = *plan_.trace_names.insert(trace_name(n)).first;
     for (ValueId v : n.inputs) s.inputs.push_back(map(v));
     s.outputs = n.outputs;
     switch (n.kind) {

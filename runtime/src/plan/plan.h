@@ -6,6 +6,8 @@
 
 #include <array>
 #include <string>
+#include <string_view>
+#include <unordered_set>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -51,8 +53,9 @@ using StepPayload = std::variant<CallStep, ValidateStep, AccumulateStep, Accumul
 
 struct Step {
   uint32_t node = 0;  ///< index of the graph node it runs
-  /// The name a profiler shows for this step (trace_name() in plan.cpp).
-  std::string trace_name;
+  /// The name a profiler shows for this step (trace_name() in plan.cpp), kept once per distinct
+  /// name in Plan::trace_names: a million steps of one op share one string.
+  std::string_view trace_name;
   std::vector<ValueId> inputs;
   std::vector<ValueId> outputs;
   std::vector<ValueId> frees;  ///< values dead once this step ran
@@ -72,8 +75,16 @@ struct PlanStats {
 };
 
 struct Plan {
+  Plan() = default;
+  Plan(Plan&&) = default;  // moving keeps trace_names' strings where the steps' views point
+  Plan& operator=(Plan&&) = default;
+  Plan(const Plan&) = delete;  // a copy's steps would view the original's trace_names
+  Plan& operator=(const Plan&) = delete;
+  ~Plan() = default;
+
   Graph graph;
   std::vector<Step> steps;
+  std::unordered_set<std::string> trace_names;  ///< what Step::trace_name views
   std::vector<ValueId> outputs;      ///< graph outputs after aliasing
   std::vector<ValueId> input_frees;  ///< inputs no step reads
   std::vector<size_t> grad_targets;  ///< graph inputs that accumulate_grad writes
