@@ -60,39 +60,36 @@ RunGuard conv_double(const ArgSlots& s, const char* input_name) {
   };
 }
 
+// grads[0]'s rank against the length n of int list `list`: exactly n or at least n. The
+// message is `before` n `after`.
+enum RankRule : bool { kExactly, kAtLeast };
+RunGuard grad_rank(const ArgSlots& s, const char* list, RankRule rule, const char* before,
+                   const char* after) {
+  return [ints = s.ints(list), rule, before, after](const CallView& c) {
+    const at::Tensor& g = c.grad(0);
+    if (!g.defined()) return;
+    const size_t n = c.ints(ints).size();
+    const auto rank = static_cast<size_t>(g.dim());
+    if (rule == kExactly ? rank != n : rank < n) c.fail_grad(0, before + str(n) + after);
+  };
+}
+
 }  // namespace
 
 // repeat_backward: `grad.dim() - sizes.size()` is a size_t, then repeats[i + that].
 RunGuard repeat(const ArgSlots& s) {
-  return [repeats = s.ints("repeats")](const CallView& c) {
-    const at::Tensor& g = c.grad(0);
-    const size_t n = c.ints(repeats).size();
-    if (g.defined() && static_cast<size_t>(g.dim()) != n) {
-      c.fail_grad(0, "the op reads one of " + str(n) + " repeats per grad dim");
-    }
-  };
+  return grad_rank(s, "repeats", kExactly, "the op reads one of ", " repeats per grad dim");
 }
 
 // as_strided_backward reads size[i] and stride[i] for each grad dim.
 RunGuard as_strided(const ArgSlots& s) {
-  return [size = s.ints("size")](const CallView& c) {
-    const at::Tensor& g = c.grad(0);
-    const size_t n = c.ints(size).size();
-    if (g.defined() && static_cast<size_t>(g.dim()) != n) {
-      c.fail_grad(0, "the view it is the grad of has " + str(n) + " dims");
-    }
-  };
+  return grad_rank(s, "size", kExactly, "the view it is the grad of has ", " dims");
 }
 
 // sum_to sums the grad's leading dims away, then reads sizes[i - leading]: leading >= 0.
 RunGuard expand(const ArgSlots& s) {
-  return [sizes = s.ints("self_sym_sizes")](const CallView& c) {
-    const at::Tensor& g = c.grad(0);
-    const size_t n = c.ints(sizes).size();
-    if (g.defined() && static_cast<size_t>(g.dim()) < n) {
-      c.fail_grad(0, "an expand of a tensor of rank " + str(n) + " has at least that rank");
-    }
-  };
+  return grad_rank(s, "self_sym_sizes", kAtLeast, "an expand of a tensor of rank ",
+                   " has at least that rank");
 }
 
 // unfold_backward's kernel walks the grad by the unfold's own geometry: the grad must have the

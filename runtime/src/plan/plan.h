@@ -85,9 +85,9 @@ struct Plan {
   Graph graph;
   std::vector<Step> steps;
   std::unordered_set<std::string> trace_names;  ///< what Step::trace_name views
-  std::vector<ValueId> outputs;      ///< graph outputs after aliasing
-  std::vector<ValueId> input_frees;  ///< inputs no step reads
-  std::vector<size_t> grad_targets;  ///< graph inputs that accumulate_grad writes
+  std::vector<ValueId> outputs;                 ///< graph outputs after aliasing
+  std::vector<ValueId> input_frees;             ///< inputs no step reads
+  std::vector<size_t> grad_targets;             ///< graph inputs that accumulate_grad writes
   PlanStats stats;
   int64_t max_tensor_elements = 0;  ///< ExecutorOptions::max_tensor_elements
 };
