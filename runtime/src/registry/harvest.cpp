@@ -92,7 +92,7 @@ int64_t probe_flag_count(const NodeFactory& factory, HarvestCalls& calls) {
   try {
     NodeSample sample = factory.make();
     for (int i = 0; i < 64; ++i) sample.node->add_next_edge(torch::autograd::Edge());
-    drive_sample(std::move(sample));
+    drive_sample(sample);
   } catch (...) {  // HarvestStop, or a node that cannot get that far: the count stays unknown
   }
   calls.probing = false;
