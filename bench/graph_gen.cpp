@@ -21,6 +21,7 @@ Graph trivial_chain(size_t nodes, TrivialKind kind) {
   grad.meta.sizes = {1};
   g.inputs.push_back(grad);
   g.nodes.reserve(nodes);
+  if (kind == TrivialKind::kFunctional) g.arg_pool.reserve(2 * nodes);  // a list and its bool
   ValueId prev = 0;
   for (size_t i = 0; i < nodes; ++i) {
     const ValueId next = static_cast<ValueId>(i + 1);
@@ -32,7 +33,8 @@ Graph trivial_chain(size_t nodes, TrivialKind kind) {
       n.kind = NodeKind::kFunctional;
       n.op = "NegBackward0";
       n.inputs = {prev};
-      n.args.push_back(Arg::list(ArgType{ArgType::Kind::kBool, {}}, {Arg::boolean(true)}));
+      n.args =
+          g.arg_pool.append({Arg::list(ArgType{ArgType::Kind::kBool, {}}, {Arg::boolean(true)})});
     }
     n.outputs = {next};
     g.nodes.push_back(std::move(n));

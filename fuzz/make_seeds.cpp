@@ -79,14 +79,15 @@ ca::Graph aten_graph() {
   mul.op = "aten::mul";
   mul.overload = "Tensor";
   mul.inputs = {0, 1};
-  mul.args = {ca::Arg::tensor(0), ca::Arg::tensor(1)};
+  mul.args = g.arg_pool.append({ca::Arg::tensor(0), ca::Arg::tensor(1)});
   mul.outputs = {2};
   ca::Node view = mul;
   view.op = "aten::view";
   view.overload = "";
   view.inputs = {2};
   ca::ArgType sym{ca::ArgType::Kind::kSymInt, {}};
-  view.args = {ca::Arg::tensor(2), ca::Arg::list(sym, {ca::Arg::integer(3), ca::Arg::integer(2)})};
+  view.args = g.arg_pool.append(
+      {ca::Arg::tensor(2), ca::Arg::list(sym, {ca::Arg::integer(3), ca::Arg::integer(2)})});
   view.outputs = {3};
   g.nodes = {mul, view};
   g.num_values = 4;

@@ -21,9 +21,10 @@ c10::IValue round_trip(const c10::IValue& v, const c10::TypePtr& declared = null
     tensors.push_back(t);
     return static_cast<ValueId>(tensors.size() - 1);
   };
-  Arg a = arg_from_ivalue(v, declared, id, "test");
+  ArgPool pool;
+  const ArgRange a = pool.append({arg_from_ivalue(v, declared, id, "test")});
   auto tensor_of = [&](ValueId i) { return tensors.at(static_cast<size_t>(i)); };
-  return ivalue_from_arg(a, tensor_of, [](ValueId) -> int64_t { return 0; });
+  return ivalue_from_arg(pool.ref(a.first), tensor_of, [](ValueId) -> int64_t { return 0; });
 }
 
 void expect_same(const c10::IValue& a, const c10::IValue& b) {

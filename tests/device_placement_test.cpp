@@ -29,12 +29,12 @@ GraphInput tensor_input(std::string name, std::vector<int64_t> sizes, c10::Devic
   return in;
 }
 
-Node reader(NodeKind kind, const std::string& op, ValueId v, bool as_arg = false) {
+Node reader(Graph& g, NodeKind kind, const std::string& op, ValueId v, bool as_arg = false) {
   Node n;
   n.kind = kind;
   n.op = op;
   if (as_arg) {
-    n.args.push_back(Arg::list(ArgType{ArgType::Kind::kTensor, {}}, {Arg::tensor(v)}));
+    n.args = g.arg_pool.append({Arg::list(ArgType{ArgType::Kind::kTensor, {}}, {Arg::tensor(v)})});
   } else {
     n.inputs.push_back(v);
   }
@@ -59,12 +59,12 @@ Graph scalar_graph(c10::Device home) {
   size.kind = GraphInput::Kind::kInt;
   size.name = "size";
   g.inputs.push_back(size);
-  g.nodes = {reader(NodeKind::kFunctional, "DivBackward0", 1, /*as_arg=*/true),
-             reader(NodeKind::kAten, "aten::mul", 1),
-             reader(NodeKind::kFunctional, "MyFn", 2, /*as_arg=*/true),
-             reader(NodeKind::kFunctional, "MulBackward0", 2),
-             reader(NodeKind::kAccumulateGrad, "AccumulateGrad", 3),
-             reader(NodeKind::kAten, "myns::op", 4)};
+  g.nodes = {reader(g, NodeKind::kFunctional, "DivBackward0", 1, /*as_arg=*/true),
+             reader(g, NodeKind::kAten, "aten::mul", 1),
+             reader(g, NodeKind::kFunctional, "MyFn", 2, /*as_arg=*/true),
+             reader(g, NodeKind::kFunctional, "MulBackward0", 2),
+             reader(g, NodeKind::kAccumulateGrad, "AccumulateGrad", 3),
+             reader(g, NodeKind::kAten, "myns::op", 4)};
   g.op_schemas = {
       {"DivBackward0", {}, -1, false}, {"MulBackward0", {}, -1, false}, {"MyFn", {}, -1, true}};
   g.num_values = static_cast<int32_t>(g.inputs.size());
@@ -121,13 +121,13 @@ TEST(DevicePlacement, RetargetRewritesRecordedDevicesOfTheHomeOnly) {
   Graph g = scalar_graph(kCuda0);
   Node validate;
   validate.kind = NodeKind::kValidateOutputs;
-  validate.args.push_back(Arg::tuple({device_arg(kCuda0), device_arg(kCpu)}));
+  validate.args = g.arg_pool.append({Arg::tuple({device_arg(kCuda0), device_arg(kCpu)})});
   g.nodes.push_back(validate);
   const Graph out = retarget_graph(g, place_graph(g, kCuda1));
   EXPECT_EQ(out.inputs[0].meta.device, kCuda1);
   EXPECT_EQ(out.inputs[1].meta.device, kCuda1);  // moved scalar
   EXPECT_EQ(out.inputs[2].meta.device, kCpu);    // kept scalar
-  const Arg& t = out.nodes.back().args[0];
+  const Arg t = out.args(out.nodes.back())[0].tree();
   EXPECT_EQ(t.items[0], device_arg(kCuda1));
   EXPECT_EQ(t.items[1], device_arg(kCpu)) << "CPU stays CPU in a graph recorded on CUDA";
 
@@ -159,7 +159,7 @@ TEST(DevicePlacement, CudaGraphRefusalsNameTheCause) {
   EXPECT_TRUE(test::contains(detail::cuda_graph_refusal(g, place_graph(g, kCuda0)),
                              "input 2 (custom) is a CPU scalar that stays on cpu"));
   g.inputs.resize(2);  // the activation and one movable scalar; nodes reading others remain
-  g.nodes = {reader(NodeKind::kFunctional, "MyFn", 0)};
+  g.nodes = {reader(g, NodeKind::kFunctional, "MyFn", 0)};
   EXPECT_TRUE(test::contains(detail::cuda_graph_refusal(g, place_graph(g, kCuda0)),
                              "nodes[0] (functional MyFn) runs custom function MyFn"));
   g.nodes.clear();

@@ -59,19 +59,20 @@ Graph dynamic_graph() {
   sum.kind = NodeKind::kFunctional;
   sum.op = "SumBackward0";
   sum.inputs = {0};
-  sum.args = {test::bools({true}), n_by_3};
+  sum.args = g.arg_pool.append({test::bools({true}), n_by_3});
   sum.outputs = {3};
   Node validate;
   validate.kind = NodeKind::kValidateOutputs;
   validate.op = "validate_outputs";
   validate.inputs = {3};
-  validate.args = {metadata(n_by_3)};
+  validate.args = g.arg_pool.append({metadata(n_by_3)});
   validate.outputs = {4};
   Node prologue;
   prologue.kind = NodeKind::kCopySlicesPrologue;
   prologue.inputs = {4};
-  prologue.args = {geometry(n_by_3, {3, 1}, 0),
-                   geometry(sizes({Arg::integer(1), Arg::integer(3)}), {3, 1}, 3)};
+  prologue.args =
+      g.arg_pool.append({geometry(n_by_3, {3, 1}, 0),
+                         geometry(sizes({Arg::integer(1), Arg::integer(3)}), {3, 1}, 3)});
   prologue.outputs = {5, 6, 7};
   g.nodes = {sum, validate, prologue};
   g.op_schemas = {OpSchema{
@@ -139,8 +140,8 @@ Graph dynamic_unfold() {
   unfold.op = "UnfoldBackward0";
   unfold.inputs = {0};
   // needs_input_grad, dimension, self_sym_sizes, size, step: x.unfold(0, 2, 1) of x = [n]
-  unfold.args = {test::bools({true}), Arg::integer(0), sizes({sym_int(1)}), Arg::integer(2),
-                 Arg::integer(1)};
+  unfold.args = g.arg_pool.append({test::bools({true}), Arg::integer(0), sizes({sym_int(1)}),
+                                   Arg::integer(2), Arg::integer(1)});
   unfold.outputs = {2};
   g.nodes = {unfold};
   g.op_schemas = {
@@ -181,7 +182,8 @@ TEST(ExecutorDynamic, SymbolicMetadataIsNeverElided) {
 
 TEST(ExecutorDynamic, ATensorReferenceInValidateMetadataIsRefusedAtLoad) {
   Graph g = dynamic_graph();
-  g.nodes[1].args[0].items[0].items[1].items[0] = Arg::tensor(0);
+  test::edit_args(
+      g, 1, [](std::vector<Arg>& args) { args[0].items[0].items[1].items[0] = Arg::tensor(0); });
   const std::string msg = test::error_of<FormatError>([&] { Executor{g}; });
   EXPECT_NE(msg.find("expected a constant, found a tensor reference"), std::string::npos) << msg;
 }

@@ -10,6 +10,7 @@
 
 #include "ca/capture.h"
 #include "ca/error.h"
+#include "sample_graphs.h"
 #include "tensor_test_util.h"
 #include "test_util.h"
 
@@ -66,15 +67,18 @@ TEST(Executor, AFailingNodeIsNamedWithItsInputs) {
   // Saved sizes that no longer fit the tensors: the node's math fails at replay.
   CaptureResult cap = small_capture();
   bool changed = false;
-  for (Node& n : cap.graph.nodes) {
-    for (Arg& a : n.args) {
-      if (n.kind != NodeKind::kFunctional || a.kind != Arg::Kind::kList || a.items.empty() ||
-          a.items[0].kind != Arg::Kind::kInt || changed) {
-        continue;
+  for (size_t i = 0; i < cap.graph.nodes.size() && !changed; ++i) {
+    if (cap.graph.nodes[i].kind != NodeKind::kFunctional) continue;
+    test::edit_args(cap.graph, i, [&](std::vector<Arg>& args) {
+      for (Arg& a : args) {
+        if (a.kind != Arg::Kind::kList || a.items.empty() || a.items[0].kind != Arg::Kind::kInt ||
+            changed) {
+          continue;
+        }
+        for (Arg& item : a.items) item.i = 7;
+        changed = true;
       }
-      for (Arg& item : a.items) item.i = 7;
-      changed = true;
-    }
+    });
   }
   ASSERT_TRUE(changed);
   Executor ex(cap.graph);

@@ -163,7 +163,7 @@ TEST(GraphBadInput, UseBeforeDefine) {
 
 TEST(GraphBadInput, BadEnumIsNamed) {
   Graph g = test::sample_graph();
-  g.nodes[0].args[0].kind = static_cast<Arg::Kind>(99);
+  test::edit_args(g, 0, [](std::vector<Arg>& a) { a[0].kind = static_cast<Arg::Kind>(99); });
   EXPECT_EQ(load_error(g), "nodes[0].args[0].kind: 99 out of range [0, 15)");
   g = test::sample_graph();
   g.inputs[0].meta.dtype = static_cast<c10::ScalarType>(120);
@@ -227,9 +227,28 @@ TEST(GraphBadInput, DeepNestingIsRefused) {
     Arg a = Arg::integer(1);
     for (int i = 0; i < depth; ++i) a = Arg::tuple({a});
     Graph g = test::sample_graph();
-    g.nodes[0].args = {a};
+    g.set_args(0, {a});
     EXPECT_TRUE(test::contains(load_error(g), "deeper than")) << depth;
   }
+}
+
+/// The IR cannot hold items on an arg that is not a container; a file that has some is refused
+/// by the reader, by path.
+TEST(GraphBadInput, ItemsOnAScalarAreRefused) {
+  flatbuffers::FlatBufferBuilder fbb;
+  const auto item = fb::CreateArg(fbb, fb::ArgKind::None);
+  const auto arg = fb::CreateArg(fbb, fb::ArgKind::Int, false, 7, 0.0, nullptr, 0, -1, -1, 0, 0,
+                                 fbb.CreateVector(std::vector<flatbuffers::Offset<fb::Arg>>{item}));
+  using ArgOffsets = std::vector<flatbuffers::Offset<fb::Arg>>;
+  using NodeOffsets = std::vector<flatbuffers::Offset<fb::Node>>;
+  const auto node = fb::CreateNode(fbb, fb::NodeKind::Functional, fbb.CreateString("NegBackward0"),
+                                   0, 0, fbb.CreateVector(ArgOffsets{arg}));
+  const auto root = fb::CreateGraph(fbb, kFormatVersion, fbb.CreateString(runtime_torch_version()),
+                                    0, 0, fbb.CreateVector(NodeOffsets{node}));
+  fb::FinishGraphBuffer(fbb, root);
+  const std::vector<uint8_t> bytes = test::sealed(fbb.GetBufferPointer(), fbb.GetSize());
+  EXPECT_EQ(test::error_of<FormatError>([&] { graph_from_bytes(bytes.data(), bytes.size()); }),
+            "nodes[0].args[0].items: 1 items on an arg that is not a list, tuple or dict");
 }
 
 /// A buffer whose nodes all share one long op string: valid to the verifier, but it would

@@ -86,8 +86,9 @@ TEST(GraphCorruptionSweep, EveryCorruptionIsRefusedAtLoad) {
   EXPECT_EQ(refused, kTrials);
 }
 
-bool is_number(const Arg& a) {
-  return a.kind == Arg::Kind::kInt || a.kind == Arg::Kind::kDouble || a.kind == Arg::Kind::kBool;
+bool is_number(const ArgRef& a) {
+  return a.kind() == Arg::Kind::kInt || a.kind() == Arg::Kind::kDouble ||
+         a.kind() == Arg::Kind::kBool;
 }
 
 /// True when `b` is `a` with only some scalar constants of packed args changed (alpha 1 -> 27649):
@@ -98,14 +99,13 @@ bool only_scalar_constants_differ(const Graph& a, const Graph& b) {
   }
   for (size_t i = 0; i < a.nodes.size(); ++i) {
     const Node &x = a.nodes[i], &y = b.nodes[i];
+    const ArgRefs xs = a.args(x), ys = b.args(y);
     if (x.kind != y.kind || x.op != y.op || x.inputs != y.inputs || x.outputs != y.outputs ||
-        x.args.size() != y.args.size()) {
+        xs.size() != ys.size()) {
       return false;
     }
-    for (size_t j = 0; j < x.args.size(); ++j) {
-      if (x.args[j] != y.args[j] && !(is_number(x.args[j]) && x.args[j].kind == y.args[j].kind)) {
-        return false;
-      }
+    for (auto xi = xs.begin(), yi = ys.begin(); xi != xs.end(); ++xi, ++yi) {
+      if (*xi != *yi && !(is_number(*xi) && (*xi).kind() == (*yi).kind())) return false;
     }
   }
   return true;

@@ -90,7 +90,7 @@ TEST(GraphDump, SampleGraph) {
 TEST(GraphDump, InvalidGraphDoesNotCrash) {
   Graph g = test::sample_graph();
   g.nodes[0].kind = static_cast<NodeKind>(77);
-  g.nodes[0].args[0].kind = static_cast<Arg::Kind>(200);
+  test::edit_args(g, 0, [](std::vector<Arg>& a) { a[0].kind = static_cast<Arg::Kind>(200); });
   g.inputs[0].meta.dtype = static_cast<c10::ScalarType>(100);
   const std::string dump = dump_graph(g);
   EXPECT_TRUE(test::contains(dump, "  0 unknown MulBackward0"));

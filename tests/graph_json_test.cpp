@@ -48,12 +48,12 @@ std::string flatc_json(const Graph& g) {
 TEST(GraphJson, FlatcsJsonOfEveryArgKindReadsBackAsTheSameGraph) {
   for (const auto& [name, arg] : test::every_arg_kind()) {
     Graph g = test::sample_graph();
-    g.nodes[0].args = {arg};
+    g.set_args(0, {arg});
     g.inputs[4].double_value = -0.0;
     g.inputs[0].name = "caf\xc3\xa9 \"quoted\"\n";
     const Graph back = graph_from_json(flatc_json(g));
     if (arg.kind == Arg::Kind::kDouble && std::isnan(arg.d)) {
-      EXPECT_TRUE(std::isnan(back.nodes[0].args[0].d)) << name;  // JSON keeps no NaN payload
+      EXPECT_TRUE(std::isnan(back.args(0)[0].d())) << name;  // JSON keeps no NaN payload
       continue;
     }
     // flatc prints doubles in fixed notation with 12 decimals: a denormal reads back as 0

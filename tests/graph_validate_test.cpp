@@ -68,17 +68,20 @@ const std::vector<Case>& cases() {
        "nodes[2].outputs: 2 outputs, expected 1"},
       {"validate_outputs arity", [](Graph& g) { g.nodes[1].outputs.push_back(kNoValue); },
        "nodes[1].outputs: 3 outputs for as many inputs, expected 2"},
-      {"validate_outputs args", [](Graph& g) { g.nodes[1].args.clear(); },
+      {"validate_outputs args",
+       [](Graph& g) { test::edit_args(g, 1, [](std::vector<Arg>& a) { a.clear(); }); },
        "nodes[1].args: 0 args, expected 1"},
       {"prologue outputs", [](Graph& g) { g.nodes[3].outputs.pop_back(); },
        "nodes[3].outputs: 2 outputs, expected 3"},
-      {"prologue args", [](Graph& g) { g.nodes[3].args.pop_back(); },
+      {"prologue args",
+       [](Graph& g) { test::edit_args(g, 3, [](std::vector<Arg>& a) { a.pop_back(); }); },
        "nodes[3].args: 1 args, expected 2"},
       {"epilogue inputs", [](Graph& g) { g.nodes[5].inputs.resize(1); },
        "nodes[5].inputs: 1 inputs, expected at least 2"},
       {"accumulate_grad outputs", [](Graph& g) { g.nodes[6].outputs = {kNoValue}; },
        "nodes[6].outputs: 1 outputs, expected 0"},
-      {"accumulate_grad arg kind", [](Graph& g) { g.nodes[6].args[0] = Arg::integer(1); },
+      {"accumulate_grad arg kind",
+       [](Graph& g) { test::edit_args(g, 6, [](std::vector<Arg>& a) { a[0] = Arg::integer(1); }); },
        "nodes[6].args[0]: has_post_hooks must be a bool"},
       {"accumulate_grad variable not an input", [](Graph& g) { g.nodes[6].inputs[0] = 13; },
        "nodes[6].inputs[0]: value id 13 is not a graph input"},
@@ -86,37 +89,72 @@ const std::vector<Case>& cases() {
        "nodes[6].inputs[0]: value id -1 out of range"},
       {"node input is an int input", [](Graph& g) { g.nodes[0].inputs[0] = 3; },
        "nodes[0].inputs[0]: value id 3 is the scalar input 'size.0', expected a tensor"},
-      {"tensor arg ref before define", [](Graph& g) { g.nodes[0].args[0] = Arg::tensor(12); },
+      {"tensor arg ref before define",
+       [](Graph& g) { test::edit_args(g, 0, [](std::vector<Arg>& a) { a[0] = Arg::tensor(12); }); },
        "nodes[0].args[0].ref: value id 12 used before its definition by nodes[3]"},
       {"nested tensor ref out of range",
-       [](Graph& g) { g.nodes[0].args[0] = Arg::tuple({Arg::tuple({Arg::tensor(99)})}); },
+       [](Graph& g) {
+         test::edit_args(
+             g, 0, [](std::vector<Arg>& a) { a[0] = Arg::tuple({Arg::tuple({Arg::tensor(99)})}); });
+       },
        "nodes[0].args[0].items[0].items[0].ref: value id 99 out of range [0, 15)"},
-      {"symint ref to a tensor input", [](Graph& g) { g.nodes[0].args[0] = test::sym_int(2); },
+      {"symint ref to a tensor input",
+       [](Graph& g) {
+         test::edit_args(g, 0, [](std::vector<Arg>& a) { a[0] = test::sym_int(2); });
+       },
        "nodes[0].args[0].ref: value id 2 is not an int graph input"},
-      {"symint ref past inputs", [](Graph& g) { g.nodes[0].args[0] = test::sym_int(7); },
+      {"symint ref past inputs",
+       [](Graph& g) {
+         test::edit_args(g, 0, [](std::vector<Arg>& a) { a[0] = test::sym_int(7); });
+       },
        "nodes[0].args[0].ref: symint input id 7 out of range [0, 5)"},
-      {"bad arg kind", [](Graph& g) { g.nodes[0].args[1].kind = static_cast<Arg::Kind>(15); },
+      {"bad arg kind",
+       [](Graph& g) {
+         test::edit_args(g, 0, [](std::vector<Arg>& a) { a[1].kind = static_cast<Arg::Kind>(15); });
+       },
        "nodes[0].args[1].kind: kind 15 out of range [0, 15)"},
       {"bad scalar type payload",
-       [](Graph& g) { g.nodes[0].args[0] = test::with_kind(Arg::Kind::kScalarType, 100); },
+       [](Graph& g) {
+         test::edit_args(g, 0, [](std::vector<Arg>& a) {
+           a[0] = test::with_kind(Arg::Kind::kScalarType, 100);
+         });
+       },
        "nodes[0].args[0].i: scalar type 100 out of range"},
       {"bad layout payload",
-       [](Graph& g) { g.nodes[0].args[0] = test::with_kind(Arg::Kind::kLayout, -1); },
+       [](Graph& g) {
+         test::edit_args(
+             g, 0, [](std::vector<Arg>& a) { a[0] = test::with_kind(Arg::Kind::kLayout, -1); });
+       },
        "nodes[0].args[0].i: layout -1 out of range"},
-      {"bad device", [](Graph& g) { g.nodes[0].args[0] = test::with_kind(Arg::Kind::kDevice, 77); },
+      {"bad device",
+       [](Graph& g) {
+         test::edit_args(
+             g, 0, [](std::vector<Arg>& a) { a[0] = test::with_kind(Arg::Kind::kDevice, 77); });
+       },
        "nodes[0].args[0]: device type 77 index -1 is not a valid device"},
       {"odd dict items",
-       [](Graph& g) { g.nodes[0].args[0] = test::dict_arg({}, {}, {Arg::integer(1)}); },
-       "nodes[0].args[0].items: 1 items, a dict needs key/value pairs"},
-      {"items on a scalar",
        [](Graph& g) {
-         Arg a = Arg::integer(1);
-         a.items = {Arg::none()};
-         g.nodes[0].args[0] = a;
+         test::edit_args(
+             g, 0, [](std::vector<Arg>& a) { a[0] = test::dict_arg({}, {}, {Arg::integer(1)}); });
        },
-       "nodes[0].args[0].items: 1 items on an arg that is not a list, tuple or dict"},
+       "nodes[0].args[0].items: 1 items, a dict needs key/value pairs"},
+      {"args outside the pool",
+       [](Graph& g) {
+         g.nodes[2].args = ArgRange{9999, 1, 1};
+       },
+       "nodes[2].args: range [9999, +1) of 1 args is not a range of the arg pool"},
+      {"args that split an arg",
+       [](Graph& g) {
+         g.nodes[2].args = g.nodes[3].args;
+         --g.nodes[2].args.size;
+       },
+       "nodes[2].args: range"},
       {"list type without element",
-       [](Graph& g) { g.nodes[0].args[0] = Arg::list(test::nested(ArgType::Kind::kList, {}), {}); },
+       [](Graph& g) {
+         test::edit_args(g, 0, [](std::vector<Arg>& a) {
+           a[0] = Arg::list(test::nested(ArgType::Kind::kList, {}), {});
+         });
+       },
        "nodes[0].args[0].type.contained: 0 contained types, expected 1"},
       {"bad input dtype",
        [](Graph& g) { g.inputs[1].meta.dtype = static_cast<c10::ScalarType>(-3); },
@@ -145,13 +183,23 @@ TEST(GraphValidate, EachRuleNamesPathValueAndBound) {
   }
 }
 
+// A graph cannot hold items on an arg that is not a container: the pool refuses to store one
+// (the reader refuses it in a file, graph_bad_input_test).
+TEST(GraphValidate, ThePoolRefusesItemsOnAScalar) {
+  Graph g = test::sample_graph();
+  Arg a = Arg::integer(1);
+  a.items = {Arg::none()};
+  EXPECT_EQ(test::error_of<FormatError>([&] { g.set_args(0, {a}); }),
+            "1 items on an arg that is not a list, tuple or dict");
+}
+
 TEST(GraphValidate, UndefinedTensorsAllowedWhereDocumented) {
   Graph g = test::sample_graph();
-  g.nodes[0].inputs = {kNoValue};              // functional grads
-  g.nodes[1].inputs = {kNoValue, 6};           // validate_outputs
-  g.nodes[2].inputs = {kNoValue, kNoValue};    // accumulate
-  g.nodes[6].inputs[1] = kNoValue;             // accumulate_grad's grad
-  g.nodes[0].args[0] = Arg::tensor(kNoValue);  // undefined saved tensor
+  g.nodes[0].inputs = {kNoValue};            // functional grads
+  g.nodes[1].inputs = {kNoValue, 6};         // validate_outputs
+  g.nodes[2].inputs = {kNoValue, kNoValue};  // accumulate
+  g.nodes[6].inputs[1] = kNoValue;           // accumulate_grad's grad
+  test::edit_args(g, 0, [](std::vector<Arg>& a) { a[0] = Arg::tensor(kNoValue); });  // saved
   g.outputs = {kNoValue};
   EXPECT_NO_THROW(validate_graph(g));
 }

@@ -14,6 +14,7 @@
 #include "ca/graph_io.h"
 #include "captured_backward.h"
 #include "hostile_load.h"
+#include "sample_graphs.h"
 #include "test_util.h"
 
 namespace ca {
@@ -35,12 +36,14 @@ CapturedBackward capture_mul() {
   return test::capture_with_eager((w * torch::randn({4, 3})).sum(), {w});
 }
 
-/// The validate_outputs right before the accumulate_grad, and its metadata entry for the grad.
-Arg& grad_metadata(Graph& g) {
+/// Edits the metadata entry for the grad of the validate_outputs right before the
+/// accumulate_grad: `edit(Arg& metadata)`.
+template <class Edit>
+void edit_grad_metadata(Graph& g, Edit&& edit) {
   for (size_t i = 1; i < g.nodes.size(); ++i) {
     if (g.nodes[i].kind == NodeKind::kAccumulateGrad &&
         g.nodes[i - 1].kind == NodeKind::kValidateOutputs) {
-      return g.nodes[i - 1].args[0].items[0];
+      return test::edit_args(g, i - 1, [&](std::vector<Arg>& args) { edit(args[0].items[0]); });
     }
   }
   throw std::runtime_error("no validate_outputs before an accumulate_grad");
@@ -68,7 +71,8 @@ TEST(HostileBuiltin, TheUncorruptedGraphReplaysLikeEager) {
 
 TEST(HostileBuiltin, AccumulateGradRefusesAGradOfAnotherDtype) {
   CapturedBackward c = capture_mul();
-  set_dtype(grad_metadata(c.cap.graph), c10::kDouble);  // validate_outputs now casts to Double
+  // validate_outputs now casts to Double
+  edit_grad_metadata(c.cap.graph, [](Arg& md) { set_dtype(md, c10::kDouble); });
   EXPECT_TRUE(contains(run_error(c, c.cap.graph),
                        "accumulate_grad: grad Double[4, 3] on cpu for a parameter Float[4, 3]"));
   EXPECT_FALSE(c.params[0].grad().defined()) << "no .grad was stored";
@@ -76,8 +80,8 @@ TEST(HostileBuiltin, AccumulateGradRefusesAGradOfAnotherDtype) {
 
 TEST(HostileBuiltin, AccumulateGradRefusesAGradOfAnotherShape) {
   CapturedBackward c = capture_mul();
-  Arg& shape = grad_metadata(c.cap.graph).items[1];
-  shape.items[0].i = 1;  // [1, 3]: validate_outputs sums the grad down to it
+  // [1, 3]: validate_outputs sums the grad down to it
+  edit_grad_metadata(c.cap.graph, [](Arg& md) { md.items[1].items[0].i = 1; });
   EXPECT_TRUE(contains(run_error(c, c.cap.graph), "grad Float[1, 3] on cpu for a parameter"));
 }
 
@@ -108,7 +112,7 @@ TEST(HostileBuiltin, ValidateOutputsMetadataIsCheckedAtLoad) {
   };
   for (const Case& k : cases) {
     CapturedBackward c = capture_mul();
-    k.edit(grad_metadata(c.cap.graph));
+    edit_grad_metadata(c.cap.graph, k.edit);
     const std::string error = load_error(c.cap.graph);
     EXPECT_TRUE(contains(error, k.expected));
     EXPECT_FALSE(contains(error, "INTERNAL ASSERT"));
@@ -124,9 +128,9 @@ CapturedBackward capture_in_place_view() {
   return test::capture_with_eager(x.exp().sum(), {a});
 }
 
-Node& prologue(Graph& g) {
-  for (Node& n : g.nodes) {
-    if (n.kind == NodeKind::kCopySlicesPrologue) return n;
+size_t prologue(const Graph& g) {
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (g.nodes[i].kind == NodeKind::kCopySlicesPrologue) return i;
   }
   throw std::runtime_error("no copy_slices prologue");
 }
@@ -136,27 +140,35 @@ TEST(HostileBuiltin, CopySlicesViewMustLieInsideItsBase) {
   load(c.cap.graph).run(c.cap.inputs);
   EXPECT_TRUE(grads_match_eager(c));
 
-  Arg& view = prologue(c.cap.graph).args[1];  // (sizes, strides, offset)
+  Graph& g = c.cap.graph;
+  const size_t p = prologue(g);
+  std::vector<Arg> args = g.args(p).trees();
+  Arg& view = args[1];  // (sizes, strides, offset)
   view.items[2].i = 100;
-  EXPECT_TRUE(contains(load_error(c.cap.graph), "the view is not inside its base"));
+  g.set_args(p, args);
+  EXPECT_TRUE(contains(load_error(g), "the view is not inside its base"));
   view.items[2].i = 3;
   view.items[1].items[0].i = 50;  // a row stride past the base
-  EXPECT_TRUE(contains(load_error(c.cap.graph), "outside the storage's [0, 12)"));
+  g.set_args(p, args);
+  EXPECT_TRUE(contains(load_error(g), "outside the storage's [0, 12)"));
   view.items[1].items.pop_back();
-  EXPECT_TRUE(contains(load_error(c.cap.graph), "are not a geometry"));
+  g.set_args(p, args);
+  EXPECT_TRUE(contains(load_error(g), "are not a geometry"));
   // Sizes whose product overflows int64 (torch multiplies them unchecked), with zero strides.
-  Arg& base = prologue(c.cap.graph).args[0];
+  Arg& base = args[0];
   base.items[0].items[0].i = int64_t{1} << 62;
   base.items[1].items[0].i = 0;
-  EXPECT_TRUE(contains(load_error(c.cap.graph), "are not a geometry"));
+  g.set_args(p, args);
+  EXPECT_TRUE(contains(load_error(g), "are not a geometry"));
 }
 
 // Found by the graph_replay fuzzer: a base whose strides span far more than its elements made
 // the prologue allocate gigabytes for a few values.
 TEST(HostileBuiltin, CopySlicesBaseStorageIsBoundedByTheElementLimit) {
   CapturedBackward c = capture_in_place_view();
-  Arg& base = prologue(c.cap.graph).args[0];  // [4, 3] with strides [3, 1]
-  base.items[1].items[0].i = int64_t{1} << 37;
+  test::edit_args(c.cap.graph, prologue(c.cap.graph), [](std::vector<Arg>& args) {
+    args[0].items[1].items[0].i = int64_t{1} << 37;  // base [4, 3] with strides [3, 1]
+  });
   EXPECT_TRUE(contains(
       test::error_of<ExecutionError>([&] { load(c.cap.graph).run(c.cap.inputs); }, "replay"),
       "copy_slices: a base spanning 412316860419 elements, more than the limit"));

@@ -18,6 +18,7 @@
 #include "guards/op_rules.h"
 #include "hostile_load.h"
 #include "registry/op_entry.h"
+#include "sample_graphs.h"
 #include "test_util.h"
 
 namespace ca {
@@ -47,7 +48,7 @@ Graph aten_graph(const char* op, const char* overload, std::vector<Arg> args, si
   n.op = op;
   n.overload = overload;
   n.inputs = {0, 1};
-  n.args = std::move(args);
+  n.args = g.arg_pool.append(args);
   for (size_t k = 0; k < outputs; ++k) n.outputs.push_back(static_cast<ValueId>(2 + k));
   g.nodes = {n};
   g.num_values = static_cast<int32_t>(2 + outputs);
@@ -139,9 +140,9 @@ CapturedBackward capture_linear_split() {
   return test::capture_with_eager((parts[0] * 2).sum() + parts[1].pow(2).sum(), params);
 }
 
-Node& node_of(Graph& g, const std::string& op) {
-  for (Node& n : g.nodes) {
-    if (n.op == op) return n;
+size_t node_of(const Graph& g, const std::string& op) {
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (g.nodes[i].op == op) return i;
   }
   throw std::runtime_error("no node " + op);
 }
@@ -170,12 +171,11 @@ TEST(HostileFunctional, EveryHandWrittenGuardBindsToThisTorchsPacking) {
       ADD_FAILURE() << row.op << " is not an op of this torch: its row guards nothing";
       continue;
     }
-    Node node;
-    node.kind = NodeKind::kFunctional;
-    node.op = row.op;
-    node.args.assign(rules->packed_args, Arg::none());
+    ArgPool pool;
+    const ArgRefs node_args =
+        pool.refs(pool.append(std::vector<Arg>(rules->packed_args, Arg::none())));
     const std::vector<c10::IValue> args(rules->packed_args);
-    const detail::ArgSlots slots(*rules, node, args);
+    const detail::ArgSlots slots(*rules, node_args, args);
     if (row.phase() == detail::GuardPhase::kLoad) {
       const auto* list = std::get_if<detail::NamedListRule>(&row.rule);
       EXPECT_NO_THROW(slots[list->a]) << row.op << ": " << row.protects;
@@ -194,11 +194,12 @@ TEST(HostileFunctional, EveryHandWrittenGuardBindsToThisTorchsPacking) {
   // A name the op does not pack is this table's bug, said as such.
   const detail::OpRules* repeat = detail::find_op_rules("RepeatBackward0");
   ASSERT_NE(repeat, nullptr);
-  Node node;
-  node.args.assign(repeat->packed_args, Arg::none());
+  ArgPool pool;
+  const ArgRefs node_args =
+      pool.refs(pool.append(std::vector<Arg>(repeat->packed_args, Arg::none())));
   const std::vector<c10::IValue> args(repeat->packed_args);
   EXPECT_TRUE(test::contains(
-      test::error_of<Error>([&] { detail::ArgSlots(*repeat, node, args)["no_such_arg"]; }),
+      test::error_of<Error>([&] { detail::ArgSlots(*repeat, node_args, args)["no_such_arg"]; }),
       "RepeatBackward0 packs no arg named no_such_arg"));
 }
 
@@ -245,7 +246,9 @@ TEST(HostileFunctional, AResultCountTheOpDoesNotReturnFailsTheRunNotTheLoad) {
   Node& validate = g.nodes[i + 1];  // passes the extra value through, with a copy of a metadata
   validate.inputs.push_back(extra);
   validate.outputs.push_back(g.num_values++);
-  validate.args.at(0).items.push_back(validate.args.at(0).items.back());
+  test::edit_args(g, i + 1, [](std::vector<Arg>& args) {
+    args.at(0).items.push_back(args.at(0).items.back());
+  });
   const Executor ex = load(g);
   const std::string error =
       test::error_of<ExecutionError>([&] { ex.run(c.cap.inputs); }, "replaying");
@@ -257,25 +260,25 @@ TEST(HostileFunctional, AResultCountTheOpDoesNotReturnFailsTheRunNotTheLoad) {
 
 TEST(HostileFunctional, SizesAndStridesMustHaveTheRankTheOpReads) {
   CapturedBackward c = capture_linear_split();
-  Node& addmm = node_of(c.cap.graph, "AddmmBackward0");
+  test::ArgEdit addmm(c.cap.graph, node_of(c.cap.graph, "AddmmBackward0"));
   // mat2 (the weight, needs_input_grad[2]) is read by mm_mat2_backward: sizes, strides args 9, 10.
-  addmm.args[9] = ints({});
-  addmm.args[10] = ints({});
-  EXPECT_TRUE(contains(load_error(c.cap.graph),
+  addmm[9] = ints({});
+  addmm[10] = ints({});
+  EXPECT_TRUE(contains(load_error(addmm.commit()),
                        "(functional AddmmBackward0).args[9] (mat2_sym_sizes): 0 elements, the "
                        "op reads 2"));
-  addmm.args[9] = ints({3, 4});
-  addmm.args[10] = ints({1});
-  EXPECT_TRUE(contains(load_error(c.cap.graph), "2 sizes but 1 strides"));
-  addmm.args[10] = ints({1, 3});
-  addmm.args[10].type = ArgType{ArgType::Kind::kAny, {}};  // a List[Any] of ints: unpack asserts
-  EXPECT_TRUE(contains(load_error(c.cap.graph), "args[10]: expected SymInt[], got a list of Any"));
+  addmm[9] = ints({3, 4});
+  addmm[10] = ints({1});
+  EXPECT_TRUE(contains(load_error(addmm.commit()), "2 sizes but 1 strides"));
+  addmm[10] = ints({1, 3});
+  addmm[10].type = ArgType{ArgType::Kind::kAny, {}};  // a List[Any] of ints: unpack asserts
+  EXPECT_TRUE(
+      contains(load_error(addmm.commit()), "args[10]: expected SymInt[], got a list of Any"));
 }
 
 TEST(HostileFunctional, AnOpGivenFewerGradsThanItReadsIsRefused) {
   CapturedBackward c = capture_linear_split();
-  Node& addmm = node_of(c.cap.graph, "AddmmBackward0");
-  addmm.inputs = {};
+  c.cap.graph.nodes[node_of(c.cap.graph, "AddmmBackward0")].inputs = {};
   EXPECT_TRUE(contains(load_error(c.cap.graph),
                        "(functional AddmmBackward0): 0 grads, the op "
                        "reads 1"));
@@ -283,14 +286,15 @@ TEST(HostileFunctional, AnOpGivenFewerGradsThanItReadsIsRefused) {
 
 TEST(HostileFunctional, SplitSizesMustCoverEveryGrad) {
   CapturedBackward c = capture_linear_split();
-  Node& split = node_of(c.cap.graph, "SplitWithSizesBackward0");
-  ASSERT_EQ(split.inputs.size(), 2u);
-  split.args[4] = ints({1});
-  EXPECT_TRUE(contains(load_error(c.cap.graph),
+  const size_t i = node_of(c.cap.graph, "SplitWithSizesBackward0");
+  ASSERT_EQ(c.cap.graph.nodes[i].inputs.size(), 2u);
+  test::ArgEdit split(c.cap.graph, i);
+  split[4] = ints({1});
+  EXPECT_TRUE(contains(load_error(split.commit()),
                        "args[4] (split_sizes): 1 elements for 2 grads, the op reads one per grad"));
-  split.args[4] = ints({1, 3});
-  split.args[3] = ints({});
-  EXPECT_TRUE(contains(load_error(c.cap.graph), "(self_sym_sizes): empty"));
+  split[4] = ints({1, 3});
+  split[3] = ints({});
+  EXPECT_TRUE(contains(load_error(split.commit()), "(self_sym_sizes): empty"));
 }
 
 TEST(HostileFunctional, CatSizesMustCoverEachInputWithOneRank) {
@@ -306,15 +310,15 @@ TEST(HostileFunctional, CatSizesMustCoverEachInputWithOneRank) {
   load(cap.graph).run(cap.inputs);
   EXPECT_TRUE(torch::allclose(a.grad(), eager_a) && torch::allclose(b.grad(), eager_b));
 
-  Node& cat = node_of(cap.graph, "CatBackward0");  // sizes of each input: args[4]
-  const Arg shape_a = cat.args[4].items[0];
-  cat.args[4].items = {shape_a};
-  EXPECT_TRUE(contains(load_error(cap.graph),
+  test::ArgEdit cat(cap.graph, node_of(cap.graph, "CatBackward0"));  // input sizes: args[4]
+  const Arg shape_a = cat[4].items[0];
+  cat[4].items = {shape_a};
+  EXPECT_TRUE(contains(load_error(cat.commit()),
                        "args[4] (tensors_args_sizes_symint): 1 elements for a list of 2 tensors"));
-  cat.args[4].items = {shape_a, ints({2})};
-  EXPECT_TRUE(contains(load_error(cap.graph), "input shapes of rank 1 and 2 for cat dim 1"));
-  cat.args[1] = Arg::integer(int64_t{1} << 40);  // the op would allocate a grad per element
-  EXPECT_TRUE(contains(load_error(cap.graph),
+  cat[4].items = {shape_a, ints({2})};
+  EXPECT_TRUE(contains(load_error(cat.commit()), "input shapes of rank 1 and 2 for cat dim 1"));
+  cat[1] = Arg::integer(int64_t{1} << 40);  // the op would allocate a grad per element
+  EXPECT_TRUE(contains(load_error(cat.commit()),
                        "(tensors_size_): a list of 1099511627776 tensors "
                        "for a node with 2 outputs"));
 }

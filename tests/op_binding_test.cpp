@@ -13,6 +13,7 @@
 #include "ca/graph_io.h"
 #include "ca/graph_validate.h"
 #include "ca/version.h"
+#include "sample_graphs.h"
 #include "tensor_test_util.h"
 #include "test_util.h"
 
@@ -40,11 +41,18 @@ std::string load_error(const Graph& g, ExecutorOptions options = {}) {
   return test::error_of<E>([&] { load(g, options); }, "loading the graph");
 }
 
-Node& first_functional(Graph& g, const std::string& op = "") {
-  for (Node& n : g.nodes) {
-    if (n.kind == NodeKind::kFunctional && (op.empty() || n.op == op)) return n;
+size_t first_functional(const Graph& g, const std::string& op = "") {
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
+    if (n.kind == NodeKind::kFunctional && (op.empty() || n.op == op)) return i;
   }
   throw std::runtime_error("no functional node " + op);
+}
+
+/// Edits the packed args of the first `op` node: `edit(std::vector<Arg>& args)`.
+template <class Edit>
+void edit_functional(Graph& g, const std::string& op, Edit&& edit) {
+  test::edit_args(g, first_functional(g, op), edit);
 }
 
 OpSchema& schema_of(Graph& g, const std::string& op) {
@@ -95,7 +103,7 @@ TEST(OpBinding, UnknownAtenOpIsNamed) {
 
 TEST(OpBinding, AFunctionalOpWithoutRecordedSchemaIsRefused) {
   Graph g = linear_capture().graph;
-  const std::string op = first_functional(g).op;
+  const std::string op = g.nodes[first_functional(g)].op;
   g.op_schemas.erase(g.op_schemas.begin());  // sorted: the first is some op the graph uses
   const std::string msg = load_error<FormatError>(g);
   EXPECT_TRUE(test::contains(msg, "records no packed-args schema for op")) << msg;
@@ -125,7 +133,8 @@ TEST(OpBinding, AnotherTorchWithADifferentSchemaIsRefusedNamingTheOp) {
 TEST(OpBinding, AnotherTorchsSchemaIsReportedBeforeTheArgsThatDiffer) {
   Graph g = linear_capture().graph;
   g.torch_version = "2.99.0";
-  first_functional(g, "MulBackward0").args.pop_back();  // as that torch would pack them
+  // as that torch would pack them
+  edit_functional(g, "MulBackward0", [](std::vector<Arg>& args) { args.pop_back(); });
   schema_of(g, "MulBackward0").args.pop_back();
   const std::string msg = load_error<VersionError>(g);
   EXPECT_TRUE(test::contains(msg, "graph uses MulBackward0(bool[], Tensor, ScalarType, Tensor)"))
@@ -151,14 +160,16 @@ TEST(OpBinding, ASchemaThatDiffersUnderTheSameTorchIsACorruptGraph) {
 
 TEST(OpBinding, PackedArgCountMustMatchTheSchema) {
   Graph g = linear_capture().graph;
-  first_functional(g, "MulBackward0").args.pop_back();
+  edit_functional(g, "MulBackward0", [](std::vector<Arg>& args) { args.pop_back(); });
   const std::string msg = load_error<FormatError>(g);
   EXPECT_TRUE(test::contains(msg, "4 packed args, op expects 5")) << msg;
 }
 
 TEST(OpBinding, PackedArgTypesMustMatchTheSchema) {
   Graph g = linear_capture().graph;
-  first_functional(g, "MulBackward0").args.back() = Arg::string("not what the op packs");
+  edit_functional(g, "MulBackward0", [](std::vector<Arg>& args) {
+    args.back() = Arg::string("not what the op packs");
+  });
   const std::string msg = load_error<FormatError>(g);
   EXPECT_TRUE(test::contains(msg, ".args[4]: expected ScalarType, got String")) << msg;
 }
@@ -166,17 +177,18 @@ TEST(OpBinding, PackedArgTypesMustMatchTheSchema) {
 TEST(OpBinding, NeedsInputGradFlagCountMustMatchTheProbe) {
   // Upstream unpacks the flags into a fixed-size array without a bounds check.
   Graph g = linear_capture().graph;
-  Node& mul = first_functional(g, "MulBackward0");
-  mul.args[0].items.resize(mul.args[0].items.size() + 40, Arg::boolean(true));
+  edit_functional(g, "MulBackward0", [](std::vector<Arg>& args) {
+    args[0].items.resize(args[0].items.size() + 40, Arg::boolean(true));
+  });
   const std::string msg = load_error<FormatError>(g);
   EXPECT_TRUE(test::contains(msg, "expected 2 needs_input_grad flags, got 42")) << msg;
 }
 
 TEST(OpBinding, ValidateOutputsMetadataMustCoverEachOutput) {
   Graph g = linear_capture().graph;
-  for (Node& n : g.nodes) {
-    if (n.kind == NodeKind::kValidateOutputs && n.args[0].items.size() > 1) {
-      n.args[0].items.pop_back();
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (g.nodes[i].kind == NodeKind::kValidateOutputs && g.args(i)[0].items().size() > 1) {
+      test::edit_args(g, i, [](std::vector<Arg>& args) { args[0].items.pop_back(); });
       break;
     }
   }
@@ -186,11 +198,13 @@ TEST(OpBinding, ValidateOutputsMetadataMustCoverEachOutput) {
 TEST(OpBinding, MalformedBuiltinArgsAreRefusedBeforeUpstreamUnpacksThem) {
   // InputMetadata tuples are indexed by upstream's unpacker without an arity check.
   Graph g = linear_capture().graph;
-  for (Node& n : g.nodes) {
-    if (n.kind != NodeKind::kValidateOutputs) continue;
-    for (Arg& item : n.args[0].items) {
-      if (item.kind == Arg::Kind::kTuple) item.items.pop_back();
-    }
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (g.nodes[i].kind != NodeKind::kValidateOutputs) continue;
+    test::edit_args(g, i, [](std::vector<Arg>& args) {
+      for (Arg& item : args[0].items) {
+        if (item.kind == Arg::Kind::kTuple) item.items.pop_back();
+      }
+    });
     break;
   }
   EXPECT_TRUE(test::contains(load_error<FormatError>(g), "malformed args"));

@@ -125,15 +125,41 @@ inline GraphInput tensor_input(std::string name, c10::ScalarType dtype, std::vec
   return in;
 }
 
-inline Node make_node(NodeKind kind, const std::string& op, std::vector<ValueId> inputs,
-                      std::vector<Arg> args, std::vector<ValueId> outputs) {
+/// A node whose args are appended to `g`'s pool (push it onto g.nodes, or place it there).
+inline Node make_node(Graph& g, NodeKind kind, const std::string& op, std::vector<ValueId> inputs,
+                      const std::vector<Arg>& args, std::vector<ValueId> outputs) {
   Node n;
   n.kind = kind;
   n.op = op;
   n.inputs = std::move(inputs);
-  n.args = std::move(args);
+  n.args = g.arg_pool.append(args);
   n.outputs = std::move(outputs);
   return n;
+}
+
+/// Node `i`'s args as trees, edited in place; `commit()` writes them back (before each load).
+class ArgEdit {
+ public:
+  ArgEdit(Graph& g, size_t i) : g_(g), i_(i), args_(g.args(i).trees()) {}
+  Arg& operator[](size_t k) { return args_.at(k); }
+  std::vector<Arg>& all() { return args_; }
+  Graph& commit() {
+    g_.set_args(i_, args_);
+    return g_;
+  }
+
+ private:
+  Graph& g_;
+  size_t i_;
+  std::vector<Arg> args_;
+};
+
+/// Edits node `i`'s args as trees: `edit(std::vector<Arg>& args)`.
+template <class Edit>
+void edit_args(Graph& g, size_t i, Edit&& edit) {
+  std::vector<Arg> args = g.args(i).trees();
+  edit(args);
+  g.set_args(i, args);
 }
 
 /// A valid graph with every node kind (in this order: functional, validate_outputs,
@@ -160,20 +186,20 @@ inline Graph sample_graph() {
   for (auto& [name, arg] : every_arg_kind()) all_args.push_back(arg);
   using K = ArgType::Kind;
   const Arg geometry = Arg::tuple({ints({2, 3}), ints({3, 1}), Arg::integer(0)});
-  Node aten =
-      make_node(NodeKind::kAten, "aten::mul", {11, 12}, {Arg::tensor(11), Arg::tensor(12)}, {13});
+  Node aten = make_node(g, NodeKind::kAten, "aten::mul", {11, 12},
+                        {Arg::tensor(11), Arg::tensor(12)}, {13});
   aten.overload = "Tensor";
   g.nodes = {
-      make_node(NodeKind::kFunctional, "MulBackward0", {0}, all_args, {5, 6}),
-      make_node(NodeKind::kValidateOutputs, "", {5, 6},
+      make_node(g, NodeKind::kFunctional, "MulBackward0", {0}, all_args, {5, 6}),
+      make_node(g, NodeKind::kValidateOutputs, "", {5, 6},
                 {Arg::list(nested(K::kOptional, {leaf(K::kAny)}), {Arg::none(), Arg::none()})},
                 {7, 8}),
-      make_node(NodeKind::kAccumulate, "", {7, kNoValue}, {}, {9}),
-      make_node(NodeKind::kCopySlicesPrologue, "", {9}, {geometry, geometry}, {10, 11, 12}),
+      make_node(g, NodeKind::kAccumulate, "", {7, kNoValue}, {}, {9}),
+      make_node(g, NodeKind::kCopySlicesPrologue, "", {9}, {geometry, geometry}, {10, 11, 12}),
       aten,
-      make_node(NodeKind::kCopySlicesEpilogue, "", {10, 11, 13, kNoValue}, {bools({true, false})},
-                {14, kNoValue}),
-      make_node(NodeKind::kAccumulateGrad, "AccumulateGrad", {1, 14}, {Arg::boolean(false)}, {}),
+      make_node(g, NodeKind::kCopySlicesEpilogue, "", {10, 11, 13, kNoValue},
+                {bools({true, false})}, {14, kNoValue}),
+      make_node(g, NodeKind::kAccumulateGrad, "AccumulateGrad", {1, 14}, {Arg::boolean(false)}, {}),
   };
   g.num_values = 15;
   g.outputs = {8, 14, kNoValue};

@@ -70,9 +70,9 @@ std::vector<std::string> node_label(const Node& n, size_t i, bool runs) {
 }
 
 // Tensor values a node's packed args refer to (saved tensors, symbolic sizes).
-void arg_refs(const Arg& a, std::vector<ValueId>& out) {
-  for_each_ref(a, [&out](const Arg& ref) {
-    out.push_back(ref.ref);
+void arg_refs(const ArgRefs& args, std::vector<ValueId>& out) {
+  for_each_ref(args, [&out](const ArgRef& ref) {
+    out.push_back(ref.ref());
     return true;
   });
 }
@@ -120,7 +120,7 @@ class DotWriter {
             dot_label(node_label(n, i, runs)) + "\"];\n";
     for (ValueId v : n.inputs) edge(v, id, "");
     std::vector<ValueId> refs;
-    for (const Arg& a : n.args) arg_refs(a, refs);
+    arg_refs(g_.args(n), refs);
     for (ValueId v : refs) edge(v, id, "style=dashed, ");
   }
 

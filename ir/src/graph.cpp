@@ -8,64 +8,42 @@
 
 namespace ca {
 
-bool Arg::operator==(const Arg& o) const {
-  // Doubles compare by bits so that NaN payloads round-trip as equal.
-  uint64_t bits = 0, other_bits = 0;
-  std::memcpy(&bits, &d, sizeof d);
-  std::memcpy(&other_bits, &o.d, sizeof d);
-  return kind == o.kind && b == o.b && i == o.i && bits == other_bits && c == o.c && s == o.s &&
-         device_index == o.device_index && ref == o.ref && type == o.type &&
-         value_type == o.value_type && items == o.items;
+void Graph::set_args(size_t i, const std::vector<Arg>& args) {
+  const ArgRange old = nodes.at(i).args;
+  const auto shares = [&](const Node& n) {
+    return &n != &nodes[i] && n.args.size > 0 && old.size > 0 &&
+           n.args.first < old.first + old.size && old.first < n.args.first + n.args.size;
+  };
+  if (std::any_of(nodes.begin(), nodes.end(), shares)) {  // a copied node reads them too
+    nodes[i].args = arg_pool.append(args);
+    return;
+  }
+  const ArgRange fresh = arg_pool.replace(old, args);
+  nodes[i].args = fresh;
+  for (Node& n : nodes) {
+    if (&n != &nodes[i] && n.args.first >= old.first + old.size) {
+      n.args.first = n.args.first - old.size + fresh.size;
+    }
+  }
 }
 
-Arg Arg::boolean(bool v) {
-  Arg a;
-  a.kind = Kind::kBool;
-  a.b = v;
-  return a;
+bool Graph::node_equal(size_t i, const Graph& o, size_t j) const {
+  const Node& a = nodes.at(i);
+  const Node& b = o.nodes.at(j);
+  return a.kind == b.kind && a.op == b.op && a.overload == b.overload && a.inputs == b.inputs &&
+         a.outputs == b.outputs && args(a) == o.args(b);
 }
 
-Arg Arg::integer(int64_t v, Kind kind) {
-  Arg a;
-  a.kind = kind;
-  a.i = v;
-  return a;
-}
-
-Arg Arg::real(double v) {
-  Arg a;
-  a.kind = Kind::kDouble;
-  a.d = v;
-  return a;
-}
-
-Arg Arg::string(const std::string& v) {
-  Arg a;
-  a.kind = Kind::kString;
-  a.s = v;
-  return a;
-}
-
-Arg Arg::tensor(ValueId id) {
-  Arg a;
-  a.kind = Kind::kTensor;
-  a.ref = id;
-  return a;
-}
-
-Arg Arg::list(ArgType elem, std::vector<Arg> items) {
-  Arg a;
-  a.kind = Kind::kList;
-  a.type = std::move(elem);
-  a.items = std::move(items);
-  return a;
-}
-
-Arg Arg::tuple(std::vector<Arg> items) {
-  Arg a;
-  a.kind = Kind::kTuple;
-  a.items = std::move(items);
-  return a;
+bool Graph::operator==(const Graph& o) const {
+  if (format_version != o.format_version || torch_version != o.torch_version ||
+      num_values != o.num_values || inputs != o.inputs || nodes.size() != o.nodes.size() ||
+      outputs != o.outputs || op_schemas != o.op_schemas) {
+    return false;
+  }
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (!node_equal(i, o, i)) return false;
+  }
+  return true;
 }
 
 const char* node_kind_name(NodeKind kind) {

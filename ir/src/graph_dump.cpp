@@ -99,14 +99,19 @@ std::string list_prefix(const ArgType& elem) {
   }
 }
 
-std::string items(const std::vector<Arg>& args, size_t step, const char* sep,
-                  size_t limit = kMaxItems) {
+std::string items(const ArgRefs& args, size_t step, const char* sep, size_t limit = kMaxItems) {
   std::string out;
-  for (size_t i = 0; i < args.size(); i += step) {
+  size_t i = 0;
+  for (auto it = args.begin(); it != args.end(); ++it, ++i) {
+    if (i % step != 0) continue;
     if (i >= limit * step) return out + ", ...(+" + std::to_string((args.size() - i) / step) + ")";
     out += i ? ", " : "";
-    out += format_arg(args[i]);
-    if (step == 2 && i + 1 < args.size()) out += sep + format_arg(args[i + 1]);
+    out += format_arg(*it);
+    if (step == 2 && i + 1 < args.size()) {
+      ++it;
+      ++i;
+      out += sep + format_arg(*it);
+    }
   }
   return out;
 }
@@ -134,16 +139,19 @@ std::string short_string(const std::string& s) {
   return "\"" + escaped(s.substr(0, kMaxString)) + "...\"";
 }
 
-std::string bool_item(const Arg& a) {
-  return a.kind == Arg::Kind::kBool ? (a.b ? "1" : "0") : format_arg(a);
+std::string bool_item(const ArgRef& a) {
+  return a.kind() == Arg::Kind::kBool ? (a.b() ? "1" : "0") : format_arg(a);
 }
 
-std::string bool_list(const Arg& a) {
+std::string bool_list(const ArgRef& a) {
   std::string out = "bools[";
-  for (size_t i = 0; i < a.items.size() && i < kMaxItems; ++i)
-    out += (i ? "," : "") + bool_item(a.items[i]);
-  if (a.items.size() > kMaxItems)
-    out += ",...(+" + std::to_string(a.items.size() - kMaxItems) + ")";
+  size_t i = 0;
+  for (ArgRef item : a.items()) {
+    if (i == kMaxItems) break;
+    out += (i++ ? "," : "") + bool_item(item);
+  }
+  if (a.items().size() > kMaxItems)
+    out += ",...(+" + std::to_string(a.items().size() - kMaxItems) + ")";
   return out + "]";
 }
 
@@ -152,13 +160,15 @@ std::string input_line(const GraphInput& in, size_t i) {
          format_input(in);
 }
 
-std::string node_line(const Node& n, size_t index) {
+std::string node_line(const Graph& g, const Node& n, size_t index) {
   std::string s = "  " + std::to_string(index) + " " + node_kind_name(n.kind);
   if (!n.op.empty())
     s += " " + escaped(n.op) + (n.overload.empty() ? "" : "." + escaped(n.overload));
   s += " " + values(n.inputs) + " -> " + values(n.outputs);
-  if (n.args.empty()) return s;
-  return s + " [" + items(n.args, 1, "", n.args.size()) + "]";  // every node arg
+  if (!g.arg_pool.holds(n.args)) return s + " [args: not a range of the pool]";
+  const ArgRefs args = g.args(n);
+  if (args.empty()) return s;
+  return s + " [" + items(args, 1, "", args.size()) + "]";  // every node arg
 }
 
 // "  MulBackward0(List[bool], Tensor, ScalarType, Tensor, ScalarType), 2 flags"
@@ -189,42 +199,48 @@ std::string format_input(const GraphInput& in) {
   return in.meta.requires_grad ? s + " requires_grad" : s;
 }
 
-std::string format_arg(const Arg& a) {
-  switch (a.kind) {
+std::string format_arg(const ArgRef& a) {
+  switch (a.kind()) {
     case Arg::Kind::kNone:
       return "None";
     case Arg::Kind::kBool:
-      return a.b ? "True" : "False";
+      return a.b() ? "True" : "False";
     case Arg::Kind::kInt:
-      return std::to_string(a.i);
+      return std::to_string(a.i());
     case Arg::Kind::kDouble:
-      return real(a.d);
+      return real(a.d());
     case Arg::Kind::kComplex:
-      return "(" + real(a.c.real()) + (a.c.imag() < 0 ? "" : "+") + real(a.c.imag()) + "j)";
+      return "(" + real(a.c().real()) + (a.c().imag() < 0 ? "" : "+") + real(a.c().imag()) + "j)";
     case Arg::Kind::kString:
-      return short_string(a.s);
+      return short_string(a.s());
     case Arg::Kind::kLayout:
-      return enum_name<c10::Layout>(a.i, static_cast<int64_t>(c10::Layout::NumOptions), "layout");
+      return enum_name<c10::Layout>(a.i(), static_cast<int64_t>(c10::Layout::NumOptions), "layout");
     case Arg::Kind::kScalarType:
-      return scalar_type(a.i);
+      return scalar_type(a.i());
     case Arg::Kind::kMemoryFormat:
-      return enum_name<c10::MemoryFormat>(a.i, static_cast<int64_t>(c10::MemoryFormat::NumOptions),
-                                          "memory_format");
+      return enum_name<c10::MemoryFormat>(
+          a.i(), static_cast<int64_t>(c10::MemoryFormat::NumOptions), "memory_format");
     case Arg::Kind::kDevice:
-      return device(a.i, a.device_index);
+      return device(a.i(), a.device_index());
     case Arg::Kind::kTensor:
-      return value(a.ref);
+      return value(a.ref());
     case Arg::Kind::kSymInt:
-      return "sym" + value(a.ref);
+      return "sym" + value(a.ref());
     case Arg::Kind::kList:
-      if (a.type.kind == ArgType::Kind::kBool) return bool_list(a);
-      return list_prefix(a.type) + "[" + items(a.items, 1, "") + "]";
+      if (a.type().kind == ArgType::Kind::kBool) return bool_list(a);
+      return list_prefix(a.type()) + "[" + items(a.items(), 1, "") + "]";
     case Arg::Kind::kTuple:
-      return "(" + items(a.items, 1, "") + (a.items.size() == 1 ? ",)" : ")");
+      return "(" + items(a.items(), 1, "") + (a.items().size() == 1 ? ",)" : ")");
     case Arg::Kind::kDict:
-      return "{" + items(a.items, 2, ": ") + "}";
+      return "{" + items(a.items(), 2, ": ") + "}";
   }
-  return "arg(" + std::to_string(static_cast<int>(a.kind)) + ")";
+  return "arg(" + std::to_string(static_cast<int>(a.kind())) + ")";
+}
+
+std::string format_arg(const Arg& a) {
+  ArgPool pool;
+  const ArgRange r = pool.append({a});
+  return format_arg(pool.ref(r.first));
 }
 
 std::string dump_graph(const Graph& g) {
@@ -234,7 +250,7 @@ std::string dump_graph(const Graph& g) {
                     " nodes, " + std::to_string(g.num_values) + " values, " +
                     std::to_string(g.outputs.size()) + " outputs\n";
   for (size_t i = 0; i < g.inputs.size(); ++i) out += input_line(g.inputs[i], i) + "\n";
-  for (size_t n = 0; n < g.nodes.size(); ++n) out += node_line(g.nodes[n], n) + "\n";
+  for (size_t n = 0; n < g.nodes.size(); ++n) out += node_line(g, g.nodes[n], n) + "\n";
   out += "outputs " + values(g.outputs) + "\n";
   if (!g.op_schemas.empty()) out += "op schemas:\n";
   for (const OpSchema& o : g.op_schemas) out += op_schema_line(o) + "\n";

@@ -68,14 +68,15 @@ void check_count(size_t got, size_t want, const std::string& path, const char* w
 }
 
 /// Arity and fixed arg shapes of the built-in node kinds.
-void check_arity(const Node& n, const std::string& path) {
+void check_arity(const Graph& g, const Node& n, const std::string& path) {
+  const ArgRefs args = g.args(n);
   switch (n.kind) {
     case NodeKind::kFunctional:
     case NodeKind::kAten:
       if (n.op.empty()) throw FormatError(path + ".op: empty op name");
       break;
     case NodeKind::kValidateOutputs:
-      check_count(n.args.size(), 1, path + ".args", "args");
+      check_count(args.size(), 1, path + ".args", "args");
       check_count(n.outputs.size(), n.inputs.size(), path + ".outputs",
                   "outputs for as many inputs");
       break;
@@ -86,22 +87,22 @@ void check_arity(const Node& n, const std::string& path) {
     case NodeKind::kAccumulateGrad:
       check_count(n.inputs.size(), 2, path + ".inputs", "inputs");
       check_count(n.outputs.size(), 0, path + ".outputs", "outputs");
-      check_count(n.args.size(), 1, path + ".args", "args");
-      if (n.args[0].kind != Arg::Kind::kBool) {
+      check_count(args.size(), 1, path + ".args", "args");
+      if (args[0].kind() != Arg::Kind::kBool) {
         throw FormatError(path + ".args[0]: has_post_hooks must be a bool");
       }
       break;
     case NodeKind::kCopySlicesPrologue:
       check_count(n.inputs.size(), 1, path + ".inputs", "inputs");
       check_count(n.outputs.size(), 3, path + ".outputs", "outputs");
-      check_count(n.args.size(), 2, path + ".args", "args");
+      check_count(args.size(), 2, path + ".args", "args");
       break;
     case NodeKind::kCopySlicesEpilogue:
       if (n.inputs.size() < 2) {
         throw FormatError(path + ".inputs: " + std::to_string(n.inputs.size()) +
                           " inputs, expected at least 2 (result, grad_slice, res...)");
       }
-      check_count(n.args.size(), 1, path + ".args", "args");
+      check_count(args.size(), 1, path + ".args", "args");
       break;
   }
 }
@@ -144,8 +145,8 @@ class Validator {
   void collect_definitions();
   void check_node(size_t n);
   void check_use(ValueId id, int node, const std::string& path, bool may_be_undefined);
-  void check_arg(const Arg& a, int node, const std::string& path, int depth);
-  void check_payload(const Arg& a, const std::string& path);
+  void check_arg(const ArgRef& a, int node, const std::string& path, int depth);
+  void check_payload(const ArgRef& a, const std::string& path);
   void check_op_schemas();
 
   const Graph& g_;
@@ -229,7 +230,13 @@ void Validator::collect_definitions() {
   for (size_t n = 0; n < g_.nodes.size(); ++n) {
     const Node& node = g_.nodes[n];
     check_enum(node.kind, NodeKind::kAten, at("", "nodes", n) + ".kind");
-    check_arity(node, at("", "nodes", n));
+    if (!g_.arg_pool.holds(node.args)) {
+      throw FormatError(at("", "nodes", n) + ".args: range [" + std::to_string(node.args.first) +
+                        ", +" + std::to_string(node.args.size) + ") of " +
+                        std::to_string(node.args.count) + " args is not a range of the arg pool (" +
+                        std::to_string(g_.arg_pool.records()) + " records)");
+    }
+    check_arity(g_, node, at("", "nodes", n));
     const IdList& outs = node.outputs;
     for (size_t k = 0; k < outs.size(); ++k) {
       const ValueId id = outs[k];
@@ -260,8 +267,8 @@ void Validator::check_node(size_t n) {
   for (size_t k = 0; k < node.inputs.size(); ++k) {
     check_use(node.inputs[k], index, at(path, ".inputs", k), input_may_be_undefined(node.kind, k));
   }
-  for (size_t k = 0; k < node.args.size(); ++k)
-    check_arg(node.args[k], index, at(path, ".args", k), 1);
+  size_t k = 0;
+  for (ArgRef a : g_.args(node)) check_arg(a, index, at(path, ".args", k++), 1);
   if (node.kind == NodeKind::kAccumulateGrad) {
     const ValueId var = node.inputs[0];
     if (var >= static_cast<ValueId>(g_.inputs.size())) {
@@ -294,59 +301,55 @@ void Validator::check_use(ValueId id, int node, const std::string& path, bool ma
   }
 }
 
-void Validator::check_arg(const Arg& a, int node, const std::string& path, int depth) {
+void Validator::check_arg(const ArgRef& a, int node, const std::string& path, int depth) {
   if (depth > kMaxArgDepth) {
     throw FormatError(path + ": args nested deeper than " + std::to_string(kMaxArgDepth));
   }
-  check_enum(a.kind, Arg::Kind::kDict, path + ".kind");
+  check_enum(a.kind(), Arg::Kind::kDict, path + ".kind");
   check_payload(a, path);
-  if (a.kind == Arg::Kind::kTensor) check_use(a.ref, node, path + ".ref", true);
-  if (a.kind == Arg::Kind::kList || a.kind == Arg::Kind::kDict) {
-    check_arg_type(a.type, path + ".type", depth + 1);
+  if (a.kind() == Arg::Kind::kTensor) check_use(a.ref(), node, path + ".ref", true);
+  if (a.kind() == Arg::Kind::kList || a.kind() == Arg::Kind::kDict) {
+    check_arg_type(a.type(), path + ".type", depth + 1);
   }
-  if (a.kind == Arg::Kind::kDict) {
-    check_arg_type(a.value_type, path + ".value_type", depth + 1);
-    if (a.items.size() % 2 != 0) {
-      throw FormatError(path + ".items: " + std::to_string(a.items.size()) +
+  const ArgRefs items = a.items();
+  if (a.kind() == Arg::Kind::kDict) {
+    check_arg_type(a.value_type(), path + ".value_type", depth + 1);
+    if (items.size() % 2 != 0) {
+      throw FormatError(path + ".items: " + std::to_string(items.size()) +
                         " items, a dict needs key/value pairs");
     }
   }
-  const bool container =
-      a.kind == Arg::Kind::kList || a.kind == Arg::Kind::kTuple || a.kind == Arg::Kind::kDict;
-  if (!container && !a.items.empty()) {
-    throw FormatError(path + ".items: " + std::to_string(a.items.size()) +
-                      " items on an arg that is not a list, tuple or dict");
-  }
-  for (size_t i = 0; i < a.items.size(); ++i)
-    check_arg(a.items[i], node, at(path, ".items", i), depth + 1);
+  // An arg that is not a container holds no items: the pool keeps none (ArgPool::append).
+  size_t i = 0;
+  for (ArgRef item : items) check_arg(item, node, at(path, ".items", i++), depth + 1);
 }
 
 /// Range checks of the payloads that hold c10 enums or value ids.
-void Validator::check_payload(const Arg& a, const std::string& path) {
-  switch (a.kind) {
+void Validator::check_payload(const ArgRef& a, const std::string& path) {
+  switch (a.kind()) {
     case Arg::Kind::kLayout:
-      check_in_range(a.i, static_cast<int64_t>(c10::Layout::NumOptions), path + ".i", "layout");
+      check_in_range(a.i(), static_cast<int64_t>(c10::Layout::NumOptions), path + ".i", "layout");
       break;
     case Arg::Kind::kScalarType:
-      check_in_range(a.i, static_cast<int64_t>(c10::ScalarType::Undefined), path + ".i",
+      check_in_range(a.i(), static_cast<int64_t>(c10::ScalarType::Undefined), path + ".i",
                      "scalar type");
       break;
     case Arg::Kind::kMemoryFormat:
-      check_in_range(a.i, static_cast<int64_t>(c10::MemoryFormat::NumOptions), path + ".i",
+      check_in_range(a.i(), static_cast<int64_t>(c10::MemoryFormat::NumOptions), path + ".i",
                      "memory format");
       break;
     case Arg::Kind::kDevice:
-      if (a.i < 0 || a.i > std::numeric_limits<int8_t>::max() ||
-          !c10::isValidDeviceType(static_cast<c10::DeviceType>(a.i)) || a.device_index < -1) {
-        throw FormatError(path + ": device type " + std::to_string(a.i) + " index " +
-                          std::to_string(a.device_index) + " is not a valid device");
+      if (a.i() < 0 || a.i() > std::numeric_limits<int8_t>::max() ||
+          !c10::isValidDeviceType(static_cast<c10::DeviceType>(a.i())) || a.device_index() < -1) {
+        throw FormatError(path + ": device type " + std::to_string(a.i()) + " index " +
+                          std::to_string(a.device_index()) + " is not a valid device");
       }
       break;
     case Arg::Kind::kSymInt:
-      check_in_range(a.ref, static_cast<int64_t>(g_.inputs.size()), path + ".ref",
+      check_in_range(a.ref(), static_cast<int64_t>(g_.inputs.size()), path + ".ref",
                      "symint input id");
-      if (g_.inputs[static_cast<size_t>(a.ref)].kind != GraphInput::Kind::kInt) {
-        throw FormatError(path + ".ref: value id " + std::to_string(a.ref) +
+      if (g_.inputs[static_cast<size_t>(a.ref())].kind != GraphInput::Kind::kInt) {
+        throw FormatError(path + ".ref: value id " + std::to_string(a.ref()) +
                           " is not an int graph input");
       }
       break;

@@ -228,51 +228,55 @@ Arg constant_arg_from_ivalue(const c10::IValue& value, const c10::TypePtr& decla
   return arg_from_ivalue(value, declared, refuse_tensors, where);
 }
 
-c10::IValue ivalue_from_arg(const Arg& a, const ValueToTensor& tensor_of,
+c10::IValue ivalue_from_arg(const ArgRef& a, const ValueToTensor& tensor_of,
                             const ValueToInt& int_of) {
-  switch (a.kind) {
+  switch (a.kind()) {
     case Arg::Kind::kNone:
       return c10::IValue();
     case Arg::Kind::kBool:
-      return c10::IValue(a.b);
+      return c10::IValue(a.b());
     case Arg::Kind::kInt:
     case Arg::Kind::kLayout:
     case Arg::Kind::kScalarType:
     case Arg::Kind::kMemoryFormat:
-      return c10::IValue(a.i);
+      return c10::IValue(a.i());
     case Arg::Kind::kDouble:
-      return c10::IValue(a.d);
+      return c10::IValue(a.d());
     case Arg::Kind::kComplex:
-      return c10::IValue(a.c);
+      return c10::IValue(a.c());
     case Arg::Kind::kString:
-      return c10::IValue(a.s.str());
+      return c10::IValue(a.s());
     case Arg::Kind::kDevice:
-      return c10::IValue(c10::Device(static_cast<c10::DeviceType>(a.i), a.device_index));
+      return c10::IValue(c10::Device(static_cast<c10::DeviceType>(a.i()), a.device_index()));
     case Arg::Kind::kTensor:
-      return c10::IValue(a.ref == kNoValue ? at::Tensor() : tensor_of(a.ref));
+      return c10::IValue(a.ref() == kNoValue ? at::Tensor() : tensor_of(a.ref()));
     case Arg::Kind::kSymInt:
-      return c10::IValue(int_of(a.ref));
+      return c10::IValue(int_of(a.ref()));
     case Arg::Kind::kList: {
-      c10::impl::GenericList list(type_ptr_of(a.type));
-      list.reserve(a.items.size());
-      for (const Arg& item : a.items) list.push_back(ivalue_from_arg(item, tensor_of, int_of));
+      c10::impl::GenericList list(type_ptr_of(a.type()));
+      const ArgRefs items = a.items();
+      list.reserve(items.size());
+      for (ArgRef item : items) list.push_back(ivalue_from_arg(item, tensor_of, int_of));
       return c10::IValue(list);
     }
     case Arg::Kind::kTuple: {
       std::vector<c10::IValue> items;
-      for (const Arg& item : a.items) items.push_back(ivalue_from_arg(item, tensor_of, int_of));
+      items.reserve(a.items().size());
+      for (ArgRef item : a.items()) items.push_back(ivalue_from_arg(item, tensor_of, int_of));
       return c10::IValue(c10::ivalue::Tuple::create(std::move(items)));
     }
     case Arg::Kind::kDict: {
-      c10::impl::GenericDict dict(type_ptr_of(a.type), type_ptr_of(a.value_type));
-      for (size_t i = 0; i + 1 < a.items.size(); i += 2) {
-        dict.insert(ivalue_from_arg(a.items[i], tensor_of, int_of),
-                    ivalue_from_arg(a.items[i + 1], tensor_of, int_of));
+      c10::impl::GenericDict dict(type_ptr_of(a.type()), type_ptr_of(a.value_type()));
+      const ArgRefs items = a.items();
+      for (auto it = items.begin(); it != items.end(); ++it) {
+        c10::IValue key = ivalue_from_arg(*it, tensor_of, int_of);
+        if (++it == items.end()) break;  // validate_graph refuses an odd count
+        dict.insert(std::move(key), ivalue_from_arg(*it, tensor_of, int_of));
       }
       return c10::IValue(dict);
     }
   }
-  throw FormatError("arg of unknown kind " + std::to_string(static_cast<int>(a.kind)));
+  throw FormatError("arg of unknown kind " + std::to_string(static_cast<int>(a.kind())));
 }
 
 }  // namespace ca::detail

@@ -40,7 +40,7 @@ using ValueToTensor = std::function<at::Tensor(ValueId)>;
 using ValueToInt = std::function<int64_t(ValueId)>;
 
 /// IValue of an Arg: the exact IValue (types included) that upstream's packer produced.
-c10::IValue ivalue_from_arg(const Arg& arg, const ValueToTensor& tensor_of,
+c10::IValue ivalue_from_arg(const ArgRef& arg, const ValueToTensor& tensor_of,
                             const ValueToInt& int_of);
 
 }  // namespace ca::detail

@@ -87,7 +87,8 @@ class Reader {
   Arg arg(const fb::Arg& a, const Path& path);
   TensorMeta meta(const fb::TensorMeta& m, const Path& path);
   GraphInput input(const fb::GraphInput& in, const Path& path);
-  Node node(const fb::Node& n, const Path& path);
+  Node node(const fb::Node& n, const Path& path, ArgPool& pool);
+  size_t count_records(const fb::Arg& a, size_t cap);
   OpSchema op_schema(const fb::OpSchema& o, const Path& path);
 
   size_t budget_;
@@ -121,6 +122,11 @@ Arg Reader::arg(const fb::Arg& a, const Path& path) {
   out.ref = a.ref();
   out.type = type(a.type(), path(".type"));
   out.value_type = type(a.value_type(), path(".value_type"));
+  if (const auto* items = a.items();
+      items != nullptr && items->size() > 0 && !is_container(out.kind)) {
+    throw FormatError(path(".items").str() + ": " + std::to_string(items->size()) +
+                      " items on an arg that is not a list, tuple or dict");
+  }
   if (const auto* items = a.items()) {
     charge(size_t{4} * items->size(), path(".items"));
     out.items.reserve(items->size());
@@ -129,6 +135,17 @@ Arg Reader::arg(const fb::Arg& a, const Path& path) {
     }
   }
   return out;
+}
+
+// Records `a` will take, stopping past `cap` (shared offsets could make the count explode).
+size_t Reader::count_records(const fb::Arg& a, size_t cap) {
+  size_t n = 1;
+  if (const auto* items = a.items()) {
+    for (size_t i = 0; i < items->size() && n <= cap; ++i) {
+      n += count_records(*items->Get(i), cap - n);
+    }
+  }
+  return n;
 }
 
 TensorMeta Reader::meta(const fb::TensorMeta& m, const Path& path) {
@@ -177,7 +194,7 @@ GraphInput Reader::input(const fb::GraphInput& in, const Path& path) {
   return out;
 }
 
-Node Reader::node(const fb::Node& n, const Path& path) {
+Node Reader::node(const fb::Node& n, const Path& path, ArgPool& pool) {
   charge(4, path);
   Node out;
   out.kind = checked<NodeKind>(n.kind(), path(".kind"));
@@ -186,9 +203,9 @@ Node Reader::node(const fb::Node& n, const Path& path) {
   out.inputs = ids<IdList>(n.inputs(), path(".inputs"));
   if (const auto* args = n.args()) {
     charge(size_t{4} * args->size(), path(".args"));
-    out.args.reserve(args->size());
+    out.args = pool.next_range();
     for (size_t i = 0; i < args->size(); ++i) {
-      out.args.push_back(arg(*args->Get(i), path(".args", i)));
+      pool.append_to(out.args, arg(*args->Get(i), path(".args", i)));
     }
   }
   out.outputs = ids<IdList>(n.outputs(), path(".outputs"));
@@ -228,8 +245,19 @@ Graph Reader::graph(const fb::Graph& g) {
   if (const auto* nodes = g.nodes()) {
     charge(size_t{4} * nodes->size(), Path(nullptr, "nodes"));
     out.nodes.reserve(nodes->size());
+    // Sized once: a growing pool would hold its old and new arrays at the load's peak.
+    size_t records = 0;
+    const size_t cap = budget_ / 4;  // each record charges at least 4
+    for (size_t i = 0; i < nodes->size() && records <= cap; ++i) {
+      if (const auto* args = nodes->Get(i)->args()) {
+        for (size_t k = 0; k < args->size() && records <= cap; ++k) {
+          records += count_records(*args->Get(k), cap - records + 1);
+        }
+      }
+    }
+    if (records <= cap) out.arg_pool.reserve(records);
     for (size_t i = 0; i < nodes->size(); ++i) {
-      out.nodes.push_back(node(*nodes->Get(i), Path(nullptr, "nodes", i)));
+      out.nodes.push_back(node(*nodes->Get(i), Path(nullptr, "nodes", i), out.arg_pool));
     }
   }
   out.outputs = ids<std::vector<ValueId>>(g.outputs(), Path(nullptr, "outputs"));

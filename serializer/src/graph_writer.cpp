@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // ca::Graph -> FlatBuffers bytes (schema/ca_graph.fbs), sealed with the checksum trailer.
 #include <cmath>
+#include <string>
 #include <vector>
 
+#include "ca/error.h"
 #include "ca/graph_io.h"
 #include "ca/version.h"
 #include "ca_graph_generated.h"
@@ -42,9 +44,9 @@ class Writer {
     return v.empty() ? 0 : fbb_.CreateVector(v.data(), v.size());
   }
   Offset<fb::ArgType> type(const ArgType& t);
-  Offset<fb::Arg> arg(const Arg& a);
+  Offset<fb::Arg> arg(const ArgRef& a);
   Offset<fb::GraphInput> input(const GraphInput& in);
-  Offset<fb::Node> node(const Node& n);
+  Offset<fb::Node> node(const Graph& g, size_t i);
   Offset<fb::OpSchema> op_schema(const OpSchema& o);
 
   flatbuffers::FlatBufferBuilder fbb_{4096};
@@ -65,27 +67,28 @@ Offset<fb::ArgType> Writer::type(const ArgType& t) {
   return fb::CreateArgType(fbb_, static_cast<fb::ArgTypeKind>(t.kind), contained);
 }
 
-Offset<fb::Arg> Writer::arg(const Arg& a) {
-  const auto s = string(a.s);
-  const auto elem_type = type(a.type);
-  const auto value_type = type(a.value_type);
+Offset<fb::Arg> Writer::arg(const ArgRef& a) {
+  const auto s = string(a.s());
+  const auto elem_type = type(a.type());
+  const auto value_type = type(a.value_type());
   Offset<Vector<Offset<fb::Arg>>> items = 0;
-  if (!a.items.empty()) {
+  if (const ArgRefs children = a.items(); !children.empty()) {
     std::vector<Offset<fb::Arg>> v;
-    v.reserve(a.items.size());
-    for (const Arg& item : a.items) v.push_back(arg(item));
+    v.reserve(children.size());
+    for (ArgRef item : children) v.push_back(arg(item));
     items = fbb_.CreateVector(v);
   }
   fb::ArgBuilder b(fbb_);
-  b.add_kind(static_cast<fb::ArgKind>(a.kind));
-  b.add_b(a.b);
-  b.add_i(a.i);
-  add_exact(a.d, [&](double v) { b.add_d(v); });
-  const fb::Complex c(a.c.real(), a.c.imag());
-  if (!is_positive_zero(a.c.real()) || !is_positive_zero(a.c.imag())) b.add_c(&c);
+  b.add_kind(static_cast<fb::ArgKind>(a.kind()));
+  b.add_b(a.b());
+  b.add_i(a.i());
+  add_exact(a.d(), [&](double v) { b.add_d(v); });
+  const c10::complex<double> value = a.c();
+  const fb::Complex c(value.real(), value.imag());
+  if (!is_positive_zero(value.real()) || !is_positive_zero(value.imag())) b.add_c(&c);
   b.add_s(s);
-  b.add_device_index(a.device_index);
-  b.add_ref(a.ref);
+  b.add_device_index(a.device_index());
+  b.add_ref(a.ref());
   b.add_type(elem_type);
   b.add_value_type(value_type);
   b.add_items(items);
@@ -110,15 +113,19 @@ Offset<fb::GraphInput> Writer::input(const GraphInput& in) {
   return b.Finish();
 }
 
-Offset<fb::Node> Writer::node(const Node& n) {
+Offset<fb::Node> Writer::node(const Graph& g, size_t i) {
+  const Node& n = g.nodes[i];
   const auto op = string(n.op);
   const auto overload = string(n.overload);
   const auto inputs = ids(n.inputs);
+  if (!g.arg_pool.holds(n.args)) {
+    throw Error("nodes[" + std::to_string(i) + "].args: not a range of the graph's arg pool");
+  }
   Offset<Vector<Offset<fb::Arg>>> args = 0;
-  if (!n.args.empty()) {
+  if (const ArgRefs node_args = g.args(n); !node_args.empty()) {
     std::vector<Offset<fb::Arg>> v;
-    v.reserve(n.args.size());
-    for (const Arg& a : n.args) v.push_back(arg(a));
+    v.reserve(node_args.size());
+    for (ArgRef a : node_args) v.push_back(arg(a));
     args = fbb_.CreateVector(v);
   }
   const auto outputs = ids(n.outputs);
@@ -142,7 +149,7 @@ std::vector<uint8_t> Writer::write(const Graph& graph) {
   for (const GraphInput& in : graph.inputs) inputs.push_back(input(in));
   std::vector<Offset<fb::Node>> nodes;
   nodes.reserve(graph.nodes.size());
-  for (const Node& n : graph.nodes) nodes.push_back(node(n));
+  for (size_t i = 0; i < graph.nodes.size(); ++i) nodes.push_back(node(graph, i));
   const auto inputs_vec = inputs.empty() ? 0 : fbb_.CreateVector(inputs);
   const auto nodes_vec = nodes.empty() ? 0 : fbb_.CreateVector(nodes);
   const auto outputs = ids(graph.outputs);

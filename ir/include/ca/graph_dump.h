@@ -19,6 +19,7 @@ std::string dump_graph(const Graph& graph);
 std::string format_input(const GraphInput& input);
 
 /// Short text of one packed argument, as used by dump_graph.
+std::string format_arg(const ArgRef& arg);
 std::string format_arg(const Arg& arg);
 
 }  // namespace ca

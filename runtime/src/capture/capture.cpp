@@ -113,15 +113,15 @@ variable_list record_validate(CaptureState& st, AgNode& fn, const MetadataList& 
   ca::Node v;
   v.kind = NodeKind::kValidateOutputs;
   v.op = "validate_outputs";
-  v.args.push_back(detail::constant_arg_from_ivalue(dyn::IValuePacker<MetadataList>::pack(metadata),
-                                                    dyn::IValuePacker<MetadataList>::packed_type(),
-                                                    fn.name() + " output metadata"));
+  const Arg metadata_arg = detail::constant_arg_from_ivalue(
+      dyn::IValuePacker<MetadataList>::pack(metadata),
+      dyn::IValuePacker<MetadataList>::packed_type(), fn.name() + " output metadata");
   variable_list validated(outputs.size());
   for (size_t i = 0; i < outputs.size(); ++i) {
     v.inputs.push_back(st.builder.id_of(outputs[i], fn.name() + " outputs"));
     v.outputs.push_back(st.builder.define_like(outputs[i], &validated[i]));
   }
-  st.builder.add_node(std::move(v));
+  st.builder.add_node(std::move(v), {metadata_arg});
   return validated;
 }
 
@@ -223,18 +223,21 @@ void refuse_saved_data_history(const CaptureResult& cap) {
   }
   for (size_t i = 0; i < cap.graph.nodes.size(); ++i) {
     const Node& n = cap.graph.nodes[i];
-    if (n.kind != NodeKind::kFunctional || custom.count(n.op.str()) == 0 || n.args.empty()) {
+    const ArgRefs args = cap.graph.args(n);
+    if (n.kind != NodeKind::kFunctional || custom.count(n.op.str()) == 0 || args.empty()) {
       continue;
     }
-    const Arg& keys = n.args[0];
-    CA_CHECK(keys.kind == Arg::Kind::kList, "a custom function's packed args start with keys");
+    const ArgRef keys = args[0];
+    CA_CHECK(keys.kind() == Arg::Kind::kList, "a custom function's packed args start with keys");
     std::set<std::string> offending;  // sorted: saved_data's own order is a hash map's
-    for (size_t k = 0; k < keys.items.size() && k + 1 < n.args.size(); ++k) {
-      const Arg& value = n.args[k + 1];
-      if (value.kind == Arg::Kind::kTensor && value.ref >= 0 &&
-          static_cast<size_t>(value.ref) < cap.inputs.size() &&
-          cap.inputs[static_cast<size_t>(value.ref)].requires_grad()) {
-        offending.insert("saved_data[\"" + keys.items[k].s.str() + "\"]");
+    auto value = ++args.begin();      // one value per key follows the keys
+    for (ArgRef key : keys.items()) {
+      if (value == args.end()) break;
+      const ArgRef v = *value++;
+      if (v.kind() == Arg::Kind::kTensor && v.ref() >= 0 &&
+          static_cast<size_t>(v.ref()) < cap.inputs.size() &&
+          cap.inputs[static_cast<size_t>(v.ref())].requires_grad()) {
+        offending.insert("saved_data[\"" + key.s() + "\"]");
       }
     }
     if (offending.empty()) continue;

@@ -32,7 +32,11 @@ class GraphBuilder {
   /// The proxy standing for a value.
   const at::Tensor& proxy(ValueId id) const { return proxies_.at(static_cast<size_t>(id)); }
 
-  void add_node(Node node) { graph_.nodes.push_back(std::move(node)); }
+  /// Appends `node` with its packed `args`.
+  void add_node(Node node, const std::vector<Arg>& args = {}) {
+    node.args = graph_.arg_pool.append(args);
+    graph_.nodes.push_back(std::move(node));
+  }
   /// Records the packed-args schema of a functional op the graph uses (first one per name wins).
   void note_op_schema(OpSchema schema);
   /// The graph, with its op schemas in name order.

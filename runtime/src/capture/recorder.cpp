@@ -60,14 +60,15 @@ variable_list Recorder::call_function(const std::string& fn_name, const variable
   }
   builder_->note_op_schema(std::move(recorded));
   Node node;
+  std::vector<Arg> args;
   node.kind = NodeKind::kFunctional;
   node.op = fn_name;
   node.inputs = ids_of(inputs, fn_name);
   auto id = [&](const at::Tensor& t) { return builder_->id_of(t, fn_name + " packed args"); };
   for (size_t i = 0; i < packed_args.size(); ++i) {
     const c10::TypePtr declared = i < schema.size() ? schema[i] : nullptr;
-    node.args.push_back(arg_from_ivalue(packed_args[i], declared, id,
-                                        fn_name + ".args[" + std::to_string(i) + "]"));
+    args.push_back(arg_from_ivalue(packed_args[i], declared, id,
+                                   fn_name + ".args[" + std::to_string(i) + "]"));
   }
   variable_list outputs;
   for (const auto& md : dyn::IValuePacker<MetadataList>::unpack(output_metadata)) {
@@ -80,7 +81,7 @@ variable_list Recorder::call_function(const std::string& fn_name, const variable
     node.outputs.push_back(out);
     outputs.push_back(proxy);
   }
-  builder_->add_node(std::move(node));
+  builder_->add_node(std::move(node), args);
   return outputs;
 }
 
@@ -89,12 +90,13 @@ variable_list Recorder::copy_slices_prologue(const variable_list& inputs,
                                              const at::TensorGeometry& view) {
   observe("copy_slices_prologue");
   Node node;
+  std::vector<Arg> args;
   node.kind = NodeKind::kCopySlicesPrologue;
   node.inputs = ids_of({inputs.at(0)}, "CopySlices");
   for (const at::TensorGeometry* g : {&base, &view}) {
-    node.args.push_back(constant_arg_from_ivalue(
-        dyn::IValuePacker<at::TensorGeometry>::pack(*g),
-        dyn::IValuePacker<at::TensorGeometry>::packed_type(), "CopySlices geometry"));
+    args.push_back(constant_arg_from_ivalue(dyn::IValuePacker<at::TensorGeometry>::pack(*g),
+                                            dyn::IValuePacker<at::TensorGeometry>::packed_type(),
+                                            "CopySlices geometry"));
   }
   const auto dtype = inputs.at(0).scalar_type();
   variable_list out(3);
@@ -104,7 +106,7 @@ variable_list Recorder::copy_slices_prologue(const variable_list& inputs,
   node.outputs.push_back(
       builder_->define(view_sizes, concrete(view.sym_strides()), dtype, &out[1]));
   node.outputs.push_back(builder_->define(view_sizes, dtype, &out[2]));
-  builder_->add_node(std::move(node));
+  builder_->add_node(std::move(node), args);
   return out;
 }
 
@@ -113,6 +115,7 @@ variable_list Recorder::copy_slices_epilogue(const std::vector<bool>& needs_inpu
                                              const at::Tensor& grad_slice) {
   observe("copy_slices_epilogue");
   Node node;
+  std::vector<Arg> args;
   node.kind = NodeKind::kCopySlicesEpilogue;
   variable_list ins{result, grad_slice};
   ins.insert(ins.end(), res.begin(), res.end());
@@ -120,14 +123,14 @@ variable_list Recorder::copy_slices_epilogue(const std::vector<bool>& needs_inpu
   std::vector<Arg> bools;
   bools.reserve(needs_input_grad.size());
   for (bool b : needs_input_grad) bools.push_back(Arg::boolean(b));
-  node.args.push_back(Arg::list(ArgType{ArgType::Kind::kBool, {}}, std::move(bools)));
+  args.push_back(Arg::list(ArgType{ArgType::Kind::kBool, {}}, std::move(bools)));
   variable_list outputs(needs_input_grad.size());
   for (size_t i = 0; i < needs_input_grad.size(); ++i) {
     const at::Tensor& like = i == 0 ? result : (i < res.size() ? res[i] : at::Tensor());
     node.outputs.push_back(needs_input_grad[i] ? builder_->define_like(like, &outputs[i])
                                                : kNoValue);
   }
-  builder_->add_node(std::move(node));
+  builder_->add_node(std::move(node), args);
   return outputs;
 }
 
@@ -142,11 +145,12 @@ at::Tensor Recorder::accumulate_grad(const at::Tensor& variable, const at::Tenso
                                      const at::Tensor& grad, bool has_post_hooks) {
   observe("accumulate_grad");
   Node node;
+  std::vector<Arg> args;
   node.kind = NodeKind::kAccumulateGrad;
   node.op = "AccumulateGrad";
   node.inputs = ids_of({variable, grad}, "AccumulateGrad");
-  node.args.push_back(Arg::boolean(has_post_hooks));
-  builder_->add_node(std::move(node));
+  args.push_back(Arg::boolean(has_post_hooks));
+  builder_->add_node(std::move(node), args);
   return at::Tensor();
 }
 

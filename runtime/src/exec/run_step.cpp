@@ -112,13 +112,15 @@ class FilledArgs {
     if (c.rebuilt.empty()) return;
     auto tensor_of = [&](ValueId v) { return get(values, v); };
     auto int_of = [&](ValueId v) { return get(values, v).item<int64_t>(); };
-    for (const auto& [j, arg] : c.rebuilt) args[j] = ivalue_from_arg(arg, tensor_of, int_of);
+    for (const auto& [j, record] : c.rebuilt) {
+      args[j] = ivalue_from_arg(c.rebuilt_args->ref(record), tensor_of, int_of);
+    }
   }
   ~FilledArgs() {
     for (const SlotPath& s : c_.slots) {
       if (!s.is_symint) put(args_, s, at::Tensor());
     }
-    for (const auto& [j, arg] : c_.rebuilt) args_[j] = c10::IValue();
+    for (const auto& [j, record] : c_.rebuilt) args_[j] = c10::IValue();
   }
   FilledArgs(const FilledArgs&) = delete;
   FilledArgs& operator=(const FilledArgs&) = delete;
@@ -198,10 +200,11 @@ struct StepRunner {
 
   void operator()(const ValidateStep& v) const {
     MetadataList rebound;
-    if (!s.symbolic_args.empty()) {
-      rebound = rebind_metadata(s.symbolic_args[0], [this](ValueId id) { return size_of(id); });
+    const bool symbolic = s.symbolic_args.count != 0;
+    if (symbolic) {
+      rebound = rebind_metadata(s.symbolic().at(0), [this](ValueId id) { return size_of(id); });
     }
-    const MetadataList& metadata = s.symbolic_args.empty() ? v.metadata : rebound;
+    const MetadataList& metadata = symbolic ? rebound : v.metadata;
     gather(s, f);
     bool conforms = true;
     for (size_t k = 0; k < f.grads.size() && conforms; ++k) {
@@ -257,11 +260,12 @@ struct StepRunner {
 
 void StepRunner::operator()(const CopySlicesGeometry& fixed) const {
   CopySlicesGeometry rebound;
-  if (!s.symbolic_args.empty()) {
+  const bool symbolic = s.symbolic_args.count != 0;
+  if (symbolic) {
     auto size = [this](ValueId id) { return size_of(id); };
-    rebound = rebind_geometry(s.symbolic_args.at(0), s.symbolic_args.at(1), size);
+    rebound = rebind_geometry(s.symbolic().at(0), s.symbolic().at(1), size);
   }
-  const CopySlicesGeometry& p = s.symbolic_args.empty() ? fixed : rebound;
+  const CopySlicesGeometry& p = symbolic ? rebound : fixed;
   const at::Tensor& grad = get(f.values, s.inputs[0]);
   if (!grad.defined()) {
     for (size_t k = 0; k < 3; ++k) set(k, at::Tensor());

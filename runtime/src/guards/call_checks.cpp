@@ -46,7 +46,7 @@ Slot ArgSlots::operator[](const char* name) const {
 IntsSlot ArgSlots::ints(const char* name) const {
   IntsSlot s{(*this)[name], std::nullopt};
   // A list with references (symbolic sizes, a tensor) is filled per run: converted per call.
-  if (!has_refs(node_.args.at(s.slot.pos))) {
+  if (!has_refs(node_args_.at(s.slot.pos))) {
     std::string why;
     s.constant = int_values(args_[s.slot.pos], why);  // a malformed one fails on each call
   }

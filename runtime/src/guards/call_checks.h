@@ -89,9 +89,10 @@ using RunGuard = std::function<void(const CallView&)>;
 /// A node's packed args by upstream's names, for binding a guard (op_rules.h's names).
 class ArgSlots {
  public:
-  /// `rules` describe `node`'s packing (rules.packed_args == args.size()).
-  ArgSlots(const OpRules& rules, const Node& node, const std::vector<c10::IValue>& args)
-      : rules_(rules), node_(node), args_(args) {}
+  /// `rules` describe the node's packing (rules.packed_args == args.size()); `node_args` are
+  /// the graph's form of `args`, which tells constants from per-run values.
+  ArgSlots(const OpRules& rules, const ArgRefs& node_args, const std::vector<c10::IValue>& args)
+      : rules_(rules), node_args_(node_args), args_(args) {}
 
   /// The slot of the arg named `name`. Throws Error when the op packs none: the guard table
   /// and the installed torch disagree, a bug here rather than in the graph.
@@ -101,7 +102,7 @@ class ArgSlots {
 
  private:
   const OpRules& rules_;
-  const Node& node_;
+  ArgRefs node_args_;
   const std::vector<c10::IValue>& args_;
 };
 

@@ -21,7 +21,8 @@ struct ByOp {
 
 }  // namespace
 
-CallCheck bind_guards(const Node& node, const std::vector<c10::IValue>& args, const std::string& at,
+CallCheck bind_guards(const Node& node, const ArgRefs& node_args,
+                      const std::vector<c10::IValue>& args, const std::string& at,
                       int64_t max_elements) {
   const std::string op = node.op.str();
   const OpRules* rules = find_op_rules(op);
@@ -31,7 +32,7 @@ CallCheck bind_guards(const Node& node, const std::vector<c10::IValue>& args, co
 
   const auto& rows = guard_rows();
   const auto [first, last] = std::equal_range(rows.begin(), rows.end(), op.c_str(), ByOp());
-  const ArgSlots slots(*rules, node, args);
+  const ArgSlots slots(*rules, node_args, args);
   std::vector<RunGuard> run;
   for (auto row = first; row != last; ++row) {
     if (const auto* list = std::get_if<NamedListRule>(&row->rule)) {

@@ -51,12 +51,14 @@ struct GuardRow {
 /// The hand-written rows, sorted by op (guard_rows.cpp).
 const std::vector<GuardRow>& guard_rows();
 
-/// Applies every guard of functional node `node` (packed `args`, type-checked) that this torch's
+/// Applies every guard of functional node `node` (its graph args `node_args`, converted to the
+/// type-checked `args`) that this torch's
 /// table has: checks the load-phase ones now, throwing FormatError naming `at`, the arg and the
 /// expectation (saved sizes describe at most `max_elements` elements), and returns the
 /// run-phase ones bound to the node. Ops the table does not know, or knows with another
 /// packing, have none. Throws Error when a row names an arg the op does not pack (a table bug).
-CallCheck bind_guards(const Node& node, const std::vector<c10::IValue>& args, const std::string& at,
+CallCheck bind_guards(const Node& node, const ArgRefs& node_args,
+                      const std::vector<c10::IValue>& args, const std::string& at,
                       int64_t max_elements);
 
 }  // namespace ca::detail

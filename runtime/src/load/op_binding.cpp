@@ -25,21 +25,21 @@ int64_t no_int(ValueId) { return 0; }
 
 // A builtin node's arg as an IValue: no tensor references; symbolic sizes (graphs exported with
 // dynamic shapes) read as 0 here, enough to check the shape of the arg, and are rebound per run.
-c10::IValue constant(const Arg& arg, const std::string& at) {
+c10::IValue constant(const ArgRef& arg, const std::string& at) {
   if (has_refs(arg, Arg::Kind::kTensor)) {
     throw FormatError(at + ": expected a constant, found a tensor reference");
   }
   return ivalue_from_arg(arg, no_tensor, no_int);
 }
 
-std::vector<c10::IValue> convert_args(const Node& n) {
+std::vector<c10::IValue> convert_args(const ArgRefs& node_args) {
   std::vector<c10::IValue> args;
-  args.reserve(n.args.size());
-  for (const Arg& a : n.args) args.push_back(ivalue_from_arg(a, no_tensor, no_int));
+  args.reserve(node_args.size());
+  for (ArgRef a : node_args) args.push_back(ivalue_from_arg(a, no_tensor, no_int));
   return args;
 }
 
-void check_schema(const Node& n, const OpCall& call, const std::string& at) {
+void check_schema(const ArgRefs& node_args, const OpCall& call, const std::string& at) {
   const auto& schema = call.op->schema;
   const auto& args = call.args;
   if (call.op->is_custom_function) return;  // schema comes from the values themselves
@@ -55,8 +55,10 @@ void check_schema(const Node& n, const OpCall& call, const std::string& at) {
                       (args[0].isBoolList() ? std::to_string(args[0].toBoolList().size())
                                             : std::string(args[0].tagKind())));
   }
-  for (size_t j = 0; j < schema.size(); ++j) {
-    if (n.args[j].kind == Arg::Kind::kTensor && schema[j]->kind() == c10::TypeKind::TensorType) {
+  auto node_arg = node_args.begin();
+  for (size_t j = 0; j < schema.size(); ++j, ++node_arg) {
+    if ((*node_arg).kind() == Arg::Kind::kTensor &&
+        schema[j]->kind() == c10::TypeKind::TensorType) {
       continue;
     }
     std::string why = schema_mismatch(args[j], schema[j]);
@@ -66,7 +68,7 @@ void check_schema(const Node& n, const OpCall& call, const std::string& at) {
 
 // Upstream's unpackers index tuples without checking their length: check the shape first.
 template <class T>
-T unpack_checked(const Arg& arg, const std::string& at) {
+T unpack_checked(const ArgRef& arg, const std::string& at) {
   c10::IValue value = constant(arg, at);
   std::string why = schema_mismatch(value, dyn::IValuePacker<T>::packed_type());
   if (!why.empty()) throw FormatError(at + ": malformed args: " + why);
@@ -125,10 +127,10 @@ CopySlicesGeometry checked_copy_slices(const c10::IValue& base, const c10::IValu
 
 // Symbolic sizes read as 0 here: the view-inside-base check then waits for the real sizes, which
 // rebind_geometry checks on every run.
-CopySlicesGeometry copy_slices_geometry(const Node& n, const std::string& at) {
-  const c10::IValue base = constant(n.args.at(0), at + ".args[0]");
-  const c10::IValue view = constant(n.args.at(1), at + ".args[1]");
-  if (has_refs(n.args.at(0)) || has_refs(n.args.at(1))) {
+CopySlicesGeometry copy_slices_geometry(const ArgRefs& args, const std::string& at) {
+  const c10::IValue base = constant(args.at(0), at + ".args[0]");
+  const c10::IValue view = constant(args.at(1), at + ".args[1]");
+  if (has_refs(args.at(0)) || has_refs(args.at(1))) {
     return CopySlicesGeometry{checked_geometry(base, at + ".args[0]"),
                               checked_geometry(view, at + ".args[1]")};
   }
@@ -148,11 +150,11 @@ auto rebound_checked(const std::string& at, F&& rebind) {
   }
 }
 
-BoundNode bind_builtin(const Node& n, const std::string& at) {
+BoundNode bind_builtin(const Node& n, const ArgRefs& args, const std::string& at) {
   try {
     switch (n.kind) {
       case NodeKind::kValidateOutputs: {
-        auto metadata = unpack_checked<MetadataList>(n.args.at(0), at);
+        auto metadata = unpack_checked<MetadataList>(args.at(0), at);
         if (metadata.size() != n.inputs.size()) {
           throw FormatError(at + ": metadata for " + std::to_string(metadata.size()) +
                             " outputs, node has " + std::to_string(n.inputs.size()));
@@ -161,11 +163,11 @@ BoundNode bind_builtin(const Node& n, const std::string& at) {
         return metadata;
       }
       case NodeKind::kCopySlicesPrologue:
-        return copy_slices_geometry(n, at);
+        return copy_slices_geometry(args, at);
       case NodeKind::kCopySlicesEpilogue:
-        return CopySlicesFlags{unpack_checked<std::vector<bool>>(n.args.at(0), at)};
+        return CopySlicesFlags{unpack_checked<std::vector<bool>>(args.at(0), at)};
       case NodeKind::kAccumulateGrad:
-        return AccumulateGradFlags{unpack_checked<bool>(n.args.at(0), at)};
+        return AccumulateGradFlags{unpack_checked<bool>(args.at(0), at)};
       default:
         return std::monostate{};
     }
@@ -176,6 +178,7 @@ BoundNode bind_builtin(const Node& n, const std::string& at) {
 
 BoundNode bind_node(const Graph& g, size_t i, int64_t max_tensor_elements, Missing& missing) {
   const Node& n = g.nodes[i];
+  const ArgRefs args = g.args(n);
   const std::string at = node_path(g, i);
   if (n.kind == NodeKind::kFunctional) {
     OpCall call;
@@ -184,9 +187,9 @@ BoundNode bind_node(const Graph& g, size_t i, int64_t max_tensor_elements, Missi
       missing[n.op].push_back(i);
       return call;
     }
-    call.args = convert_args(n);
-    check_schema(n, call, at);
-    call.check = bind_guards(n, call.args, at, max_tensor_elements);
+    call.args = convert_args(args);
+    check_schema(args, call, at);
+    call.check = bind_guards(n, args, call.args, at, max_tensor_elements);
     return call;
   }
   if (n.kind == NodeKind::kAten) {
@@ -196,11 +199,11 @@ BoundNode bind_node(const Graph& g, size_t i, int64_t max_tensor_elements, Missi
       missing[n.op + (n.overload.empty() ? "" : "." + n.overload)].push_back(i);
       return call;
     }
-    call.args = convert_args(n);
+    call.args = convert_args(args);
     check_aten_node(n, call.aten->schema(), call.args, at);
     return call;
   }
-  return bind_builtin(n, at);
+  return bind_builtin(n, args, at);
 }
 
 void throw_missing(const Missing& missing) {
@@ -217,7 +220,7 @@ void throw_missing(const Missing& missing) {
 
 }  // namespace
 
-MetadataList rebind_metadata(const Arg& metadata, const SizeOf& size_of) {
+MetadataList rebind_metadata(const ArgRef& metadata, const SizeOf& size_of) {
   const std::string at = "validate_outputs";
   return rebound_checked(at, [&] {
     auto list =
@@ -227,7 +230,7 @@ MetadataList rebind_metadata(const Arg& metadata, const SizeOf& size_of) {
   });
 }
 
-CopySlicesGeometry rebind_geometry(const Arg& base, const Arg& view, const SizeOf& size_of) {
+CopySlicesGeometry rebind_geometry(const ArgRef& base, const ArgRef& view, const SizeOf& size_of) {
   const std::string at = "copy_slices_prologue";
   return rebound_checked(at, [&] {
     return checked_copy_slices(ivalue_from_arg(base, no_tensor, size_of),

@@ -60,8 +60,8 @@ std::vector<BoundNode> bind_ops(const Graph& graph, bool allow_version_mismatch,
 using SizeOf = std::function<int64_t(ValueId)>;
 /// A validate_outputs node's metadata whose sizes are symbolic (a graph exported with dynamic
 /// shapes), built from the current sizes. The arg's shape was checked by bind_ops.
-MetadataList rebind_metadata(const Arg& metadata, const SizeOf& size_of);
+MetadataList rebind_metadata(const ArgRef& metadata, const SizeOf& size_of);
 /// A copy_slices_prologue node's geometry with symbolic sizes, built from the current sizes.
-CopySlicesGeometry rebind_geometry(const Arg& base, const Arg& view, const SizeOf& size_of);
+CopySlicesGeometry rebind_geometry(const ArgRef& base, const ArgRef& view, const SizeOf& size_of);
 
 }  // namespace ca::detail

@@ -8,10 +8,10 @@
 namespace ca::detail {
 namespace {
 
-void mark_refs(const Arg& a, std::vector<bool>& read) {
-  for_each_ref(a, [&read](const Arg& ref) {
-    if (ref.kind == Arg::Kind::kTensor && static_cast<size_t>(ref.ref) < read.size()) {
-      read[static_cast<size_t>(ref.ref)] = true;
+void mark_refs(const ArgRefs& args, std::vector<bool>& read) {
+  for_each_ref(args, [&read](const ArgRef& ref) {
+    if (ref.kind() == Arg::Kind::kTensor && static_cast<size_t>(ref.ref()) < read.size()) {
+      read[static_cast<size_t>(ref.ref())] = true;
     }
     return true;
   });
@@ -38,7 +38,7 @@ std::vector<bool> used_values(const Graph& graph) {
         used[v] = true;
       }
     }
-    for (const Arg& a : n.args) mark_refs(a, used);
+    mark_refs(graph.args(n), used);
   }
   return used;
 }

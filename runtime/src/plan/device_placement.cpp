@@ -31,16 +31,14 @@ c10::Device home_device(const Graph& g) {
   return home.value_or(c10::Device(c10::kCPU));
 }
 
-bool reads(const Node& n, ValueId v) {
+bool reads(const Graph& g, const Node& n, ValueId v) {
   for (ValueId in : n.inputs) {
     if (in == v) return true;
   }
-  for (const Arg& a : n.args) {
-    const bool found = !for_each_ref(
-        a, [v](const Arg& ref) { return ref.kind != Arg::Kind::kTensor || ref.ref != v; });
-    if (found) return true;
-  }
-  return false;
+  return !g.arg_pool.holds(n.args) ||  // not validated yet: a malformed graph fails later
+         !for_each_ref(g.args(n), [v](const ArgRef& ref) {
+           return ref.kind() != Arg::Kind::kTensor || ref.ref() != v;
+         });
 }
 
 bool is_custom_function(const Graph& g, const std::string& op) {
@@ -82,7 +80,7 @@ InputPlacement place_scalar(const Graph& g, size_t k, c10::Device target, bool h
   }
   size_t users = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
-    if (!reads(g.nodes[i], static_cast<ValueId>(k))) continue;
+    if (!reads(g, g.nodes[i], static_cast<ValueId>(k))) continue;
     ++users;
     const std::string why = blocker(g, i, home_is_cuda);
     if (!why.empty()) {
@@ -98,19 +96,18 @@ InputPlacement place_scalar(const Graph& g, size_t k, c10::Device target, bool h
   return p;
 }
 
-void retarget_arg(Arg& a, c10::Device home, c10::Device target) {
-  if (a.kind == Arg::Kind::kDevice) {
+// Every device arg of the pool, nested ones included, each record once.
+void retarget_args(ArgPool& pool, c10::Device home, c10::Device target) {
+  for (uint32_t k = 0; k < pool.records(); ++k) {
+    const ArgRef a = pool.ref(k);
+    if (a.kind() != Arg::Kind::kDevice) continue;
     // Raw fields, not a c10::Device: the graph is not validated yet, and c10 asserts on odd
     // indices. An unindexed device stands for any index of its type.
-    const bool same = a.i == static_cast<int64_t>(home.type()) &&
-                      (a.device_index < 0 || !home.has_index() || a.device_index == home.index());
-    if (same) {
-      a.i = static_cast<int64_t>(target.type());
-      a.device_index = target.index();
-    }
-    return;
+    const bool same =
+        a.i() == static_cast<int64_t>(home.type()) &&
+        (a.device_index() < 0 || !home.has_index() || a.device_index() == home.index());
+    if (same) pool.set_device(k, static_cast<int64_t>(target.type()), target.index());
   }
-  for (Arg& item : a.items) retarget_arg(item, home, target);
 }
 
 }  // namespace
@@ -151,9 +148,7 @@ Graph retarget_graph(Graph g, const DevicePlacement& p) {
     if (g.inputs[k].kind == GraphInput::Kind::kTensor) g.inputs[k].meta.device = p.inputs[k].device;
   }
   if (p.home == p.target) return g;
-  for (Node& n : g.nodes) {
-    for (Arg& a : n.args) retarget_arg(a, p.home, p.target);
-  }
+  retarget_args(g.arg_pool, p.home, p.target);
   return g;
 }
 

@@ -95,25 +95,26 @@ class Inferrer {
   }
 
   // Appends the arg tree to `key`; false when it holds a symbolic size or an unknown value.
-  bool append_arg(const Arg& a, std::string& key) const {
-    key += std::to_string(static_cast<int>(a.kind)) + ":" +
-           std::to_string(static_cast<int>(a.type.kind));
-    switch (a.kind) {
+  bool append_arg(const ArgRef& a, std::string& key) const {
+    key += std::to_string(static_cast<int>(a.kind())) + ":" +
+           std::to_string(static_cast<int>(a.type().kind));
+    switch (a.kind()) {
       case Arg::Kind::kSymInt:
         return false;  // its value is not checked at bind: shapes could differ
       case Arg::Kind::kTensor:
-        if (meta_of(a.ref).state == ValueMeta::State::kUnknown) return false;
-        append_meta(meta_of(a.ref), key);
+        if (meta_of(a.ref()).state == ValueMeta::State::kUnknown) return false;
+        append_meta(meta_of(a.ref()), key);
         return true;
       case Arg::Kind::kDouble:
       case Arg::Kind::kComplex: {
-        double parts[2] = {a.kind == Arg::Kind::kDouble ? a.d : a.c.real(), a.c.imag()};
+        double parts[2] = {a.kind() == Arg::Kind::kDouble ? a.d() : a.c().real(), a.c().imag()};
         key.append(reinterpret_cast<const char*>(parts), sizeof(parts));
         return true;
       }
       default:
-        key += std::to_string(a.i) + (a.b ? "t" : "f") + a.s + std::to_string(a.device_index);
-        for (const Arg& item : a.items) {
+        key +=
+            std::to_string(a.i()) + (a.b() ? "t" : "f") + a.s() + std::to_string(a.device_index());
+        for (ArgRef item : a.items()) {
           if (!append_arg(item, key)) return false;
         }
         key += ")";
@@ -136,7 +137,7 @@ class Inferrer {
       std::vector<c10::IValue> args;
       auto tensor_of = [this](ValueId v) { return meta_tensor(v); };
       auto int_of = [](ValueId) -> int64_t { return 0; };  // never reached: refused in the key
-      for (const Arg& a : n.args) args.push_back(ivalue_from_arg(a, tensor_of, int_of));
+      for (ArgRef a : g_.args(n)) args.push_back(ivalue_from_arg(a, tensor_of, int_of));
       if (call.check) call.check(grads, args);  // the op trusts what the check checks
       std::vector<ValueMeta> out;
       for (const at::Tensor& t : call.op->fn(grads, args)) {
@@ -162,7 +163,7 @@ class Inferrer {
       inferable = inferable && meta_of(v).state != ValueMeta::State::kUnknown;
       append_meta(meta_of(v), key);
     }
-    for (const Arg& a : n.args) inferable = inferable && append_arg(a, key);
+    for (ArgRef a : g_.args(n)) inferable = inferable && append_arg(a, key);
     if (inferable) {
       auto it = memo_.find(key);
       if (it != memo_.end()) {
@@ -184,7 +185,7 @@ class Inferrer {
   // Outputs get what validate_outputs would make of the inputs; true when it provably changes
   // nothing (so the node can be elided).
   bool validate(const Node& n, const MetadataList& metadata) {
-    if (has_refs(n.args.at(0))) {  // symbolic sizes (read as 0 at load): nothing is known
+    if (has_refs(g_.args(n).at(0))) {  // symbolic sizes (read as 0 at load): nothing is known
       for (ValueId v : n.outputs) set(v, ValueMeta());
       return false;
     }

@@ -71,9 +71,15 @@ class Planner {
       case NodeKind::kFunctional:
       case NodeKind::kAten: {
         OpCall& call = std::get<OpCall>(bound);
-        CallStep c{call.op, std::move(call.aten), std::move(call.args), {},
-                   {},      std::move(call.check)};
-        for (uint32_t j = 0; j < n.args.size(); ++j) add_arg_slots(n.args[j], j, c);
+        CallStep c;
+        c.op = call.op;
+        c.aten = std::move(call.aten);
+        c.args = std::move(call.args);
+        c.check = std::move(call.check);
+        uint32_t j = 0;
+        std::shared_ptr<ArgPool> rebuilt;
+        for (ArgRef a : plan_.graph.args(n)) add_arg_slots(a, j++, c, rebuilt);
+        c.rebuilt_args = std::move(rebuilt);
         s.payload = std::move(c);
         break;
       }
@@ -99,71 +105,81 @@ class Planner {
   }
 
   void add_symbolic_args(const Node& n, Step& s) const {
-    const bool symbolic =
-        std::any_of(n.args.begin(), n.args.end(), [](const Arg& a) { return has_refs(a); });
-    if (!symbolic) return;
-    for (const Arg& a : n.args) s.symbolic_args.push_back(remapped(a));
+    const ArgRefs args = plan_.graph.args(n);
+    if (!std::any_of(args.begin(), args.end(), [](const ArgRef& a) { return has_refs(a); })) {
+      return;
+    }
+    auto pool = std::make_shared<ArgPool>();
+    s.symbolic_args = remapped(*pool, args);
+    s.symbolic_pool = std::move(pool);
   }
 
   // Slots for every reference in arg `j`; args that hold references inside a dict (or deeper
   // than SlotPath allows) are rebuilt per run instead.
-  void add_arg_slots(const Arg& a, uint32_t j, CallStep& c) {
+  void add_arg_slots(const ArgRef& a, uint32_t j, CallStep& c,
+                     std::shared_ptr<ArgPool>& rebuilt) const {
     std::vector<SlotPath> slots;
     SlotPath path;
     path.arg = j;
     if (collect(a, path, slots)) {
       c.slots.insert(c.slots.end(), slots.begin(), slots.end());
-    } else {
-      c.rebuilt.emplace_back(j, remapped(a));
+      return;
     }
+    if (!rebuilt) rebuilt = std::make_shared<ArgPool>();
+    c.rebuilt.emplace_back(j, remapped(*rebuilt, a.alone()).first);
   }
 
-  bool collect(const Arg& a, SlotPath& path, std::vector<SlotPath>& out) const {
-    if (a.kind == Arg::Kind::kTensor || a.kind == Arg::Kind::kSymInt) {
-      if (a.ref == kNoValue) return true;
+  bool collect(const ArgRef& a, SlotPath& path, std::vector<SlotPath>& out) const {
+    if (a.kind() == Arg::Kind::kTensor || a.kind() == Arg::Kind::kSymInt) {
+      if (a.ref() == kNoValue) return true;
       SlotPath s = path;
-      s.value = map(a.ref);
-      s.is_symint = a.kind == Arg::Kind::kSymInt;
+      s.value = map(a.ref());
+      s.is_symint = a.kind() == Arg::Kind::kSymInt;
       out.push_back(s);
       return true;
     }
-    if (a.kind == Arg::Kind::kDict) return !has_refs(a);
-    for (uint32_t k = 0; k < a.items.size(); ++k) {
-      if (!has_refs(a.items[k])) continue;
+    if (a.kind() == Arg::Kind::kDict) return !has_refs(a);
+    uint32_t k = 0;
+    for (ArgRef item : a.items()) {
+      const uint32_t at = k++;
+      if (!has_refs(item)) continue;
       if (path.depth == SlotPath::kMaxDepth) return false;
-      path.path[path.depth++] = k;
-      const bool ok = collect(a.items[k], path, out);
+      path.path[path.depth++] = at;
+      const bool ok = collect(item, path, out);
       --path.depth;
       if (!ok) return false;
     }
     return true;
   }
 
-  Arg remapped(Arg a) const {
-    for_each_ref(a, [this](Arg& ref) {
-      ref.ref = map(ref.ref);
+  // Copies `args` into `pool` with their value ids mapped.
+  ArgRange remapped(ArgPool& pool, const ArgRefs& args) const {
+    const ArgRange r = pool.append(args);
+    for_each_ref(pool.refs(r), [&](const ArgRef& ref) {
+      pool.set_ref(ref.index(), map(ref.ref()));
       return true;
     });
-    return a;
+    return r;
   }
 
   Plan& plan_;
   std::vector<ValueId> alias_;
 };
 
-void collect_refs(const Arg& a, std::vector<ValueId>& out) {
-  for_each_ref(a, [&out](const Arg& ref) {
-    out.push_back(ref.ref);
+void collect_refs(const ArgRefs& args, std::vector<ValueId>& out) {
+  for_each_ref(args, [&out](const ArgRef& ref) {
+    out.push_back(ref.ref());
     return true;
   });
 }
 
 std::vector<ValueId> reads_of(const Step& s) {
   std::vector<ValueId> refs = s.inputs;
-  for (const Arg& a : s.symbolic_args) collect_refs(a, refs);
+  if (s.symbolic_args.count != 0) collect_refs(s.symbolic(), refs);
   if (const auto* c = std::get_if<CallStep>(&s.payload)) {
     for (const SlotPath& slot : c->slots) refs.push_back(slot.value);
-    for (const auto& [j, arg] : c->rebuilt) collect_refs(arg, refs);
+    for (const auto& [j, record] : c->rebuilt)
+      collect_refs(c->rebuilt_args->ref(record).alone(), refs);
   }
   return refs;
 }

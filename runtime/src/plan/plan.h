@@ -5,6 +5,7 @@
 // provably no-op validate_outputs removed, last uses known). Per-run state lives in a Frame.
 
 #include <array>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -35,7 +36,10 @@ struct CallStep {
   std::optional<c10::OperatorHandle> aten;  ///< aten
   std::vector<c10::IValue> args;            ///< template; frames own filled copies
   std::vector<SlotPath> slots;
-  std::vector<std::pair<uint32_t, Arg>> rebuilt;  ///< refs inside a dict: rebuilt per run
+  /// Args with references inside a dict, rebuilt per run: (packed arg j, its record in
+  /// rebuilt_args, value ids mapped).
+  std::vector<std::pair<uint32_t, uint32_t>> rebuilt;
+  std::shared_ptr<const ArgPool> rebuilt_args;
   CallCheck check;  ///< functional ops that trust a grad's rank or a saved tensor's values
 };
 /// A validate_outputs that could not be proven a no-op at load.
@@ -61,8 +65,12 @@ struct Step {
   std::vector<ValueId> frees;  ///< values dead once this step ran
   StepPayload payload;
   /// validate_outputs / copy_slices_prologue args that hold symbolic sizes (graphs exported with
-  /// dynamic shapes), value ids mapped: the payload is rebound from them on each run.
-  std::vector<Arg> symbolic_args;
+  /// dynamic shapes), value ids mapped, in symbolic_pool: the payload is rebound from them on
+  /// each run. Empty (count 0) for the others.
+  ArgRange symbolic_args;
+  std::shared_ptr<const ArgPool> symbolic_pool;
+
+  ArgRefs symbolic() const { return symbolic_pool->refs(symbolic_args); }
 };
 
 /// Counters of what load did, for reports and tests.
