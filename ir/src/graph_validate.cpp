@@ -22,15 +22,40 @@ constexpr int kNotDefined = std::numeric_limits<int>::max();
 /// Definition site of a graph input.
 constexpr int kGraphInput = -1;
 
-std::string at(const std::string& path, const char* field, size_t i) {
-  return path + field + "[" + std::to_string(i) + "]";
-}
+/// Where a check is ("nodes[3].args[0].items[1]"), kept on the stack as a chain of segments and
+/// spelled out only for an error message: a million-node graph builds no path strings.
+class Where {
+ public:
+  static constexpr size_t kNoIndex = ~size_t{0};
+  /// A top-level field, e.g. Where("nodes", 3) is "nodes[3]".
+  explicit Where(const char* field, size_t index = kNoIndex) : Where(nullptr, field, index) {}
+  /// A child field of this one; `field` starts with '.'.
+  Where operator()(const char* field, size_t index = kNoIndex) const {
+    return Where(this, field, index);
+  }
+  std::string str() const {
+    std::string out = parent_ != nullptr ? parent_->str() : std::string();
+    out += field_;
+    if (index_ != kNoIndex) out += "[" + std::to_string(index_) + "]";
+    return out;
+  }
+
+ private:
+  Where(const Where* parent, const char* field, size_t index)
+      : parent_(parent), field_(field), index_(index) {}
+  const Where* parent_;
+  const char* field_;
+  size_t index_;
+};
+
+/// The message of an error at `where`.
+std::string operator+(const Where& where, const std::string& text) { return where.str() + text; }
 
 std::string range(int64_t lo, int64_t hi) {
   return "[" + std::to_string(lo) + ", " + std::to_string(hi) + ")";
 }
 
-void check_in_range(int64_t v, int64_t hi, const std::string& path, const char* what) {
+void check_in_range(int64_t v, int64_t hi, const Where& path, const char* what) {
   if (v < 0 || v >= hi) {
     throw FormatError(path + ": " + what + " " + std::to_string(v) + " out of range " +
                       range(0, hi));
@@ -38,7 +63,7 @@ void check_in_range(int64_t v, int64_t hi, const std::string& path, const char* 
 }
 
 template <typename E>
-void check_enum(E kind, E last, const std::string& path) {
+void check_enum(E kind, E last, const Where& path) {
   check_in_range(static_cast<int64_t>(kind), static_cast<int64_t>(last) + 1, path, "kind");
 }
 
@@ -60,7 +85,7 @@ bool input_may_be_undefined(NodeKind kind, size_t i) {
   return false;
 }
 
-void check_count(size_t got, size_t want, const std::string& path, const char* what) {
+void check_count(size_t got, size_t want, const Where& path, const char* what) {
   if (got != want) {
     throw FormatError(path + ": " + std::to_string(got) + " " + what + ", expected " +
                       std::to_string(want));
@@ -68,7 +93,7 @@ void check_count(size_t got, size_t want, const std::string& path, const char* w
 }
 
 /// Arity and fixed arg shapes of the built-in node kinds.
-void check_arity(const Graph& g, const Node& n, const std::string& path) {
+void check_arity(const Graph& g, const Node& n, const Where& path) {
   const ArgRefs args = g.args(n);
   switch (n.kind) {
     case NodeKind::kFunctional:
@@ -76,42 +101,42 @@ void check_arity(const Graph& g, const Node& n, const std::string& path) {
       if (n.op.empty()) throw FormatError(path + ".op: empty op name");
       break;
     case NodeKind::kValidateOutputs:
-      check_count(args.size(), 1, path + ".args", "args");
-      check_count(n.outputs.size(), n.inputs.size(), path + ".outputs",
+      check_count(args.size(), 1, path(".args"), "args");
+      check_count(n.outputs.size(), n.inputs.size(), path(".outputs"),
                   "outputs for as many inputs");
       break;
     case NodeKind::kAccumulate:
-      check_count(n.inputs.size(), 2, path + ".inputs", "inputs");
-      check_count(n.outputs.size(), 1, path + ".outputs", "outputs");
+      check_count(n.inputs.size(), 2, path(".inputs"), "inputs");
+      check_count(n.outputs.size(), 1, path(".outputs"), "outputs");
       break;
     case NodeKind::kAccumulateGrad:
-      check_count(n.inputs.size(), 2, path + ".inputs", "inputs");
-      check_count(n.outputs.size(), 0, path + ".outputs", "outputs");
-      check_count(args.size(), 1, path + ".args", "args");
+      check_count(n.inputs.size(), 2, path(".inputs"), "inputs");
+      check_count(n.outputs.size(), 0, path(".outputs"), "outputs");
+      check_count(args.size(), 1, path(".args"), "args");
       if (args[0].kind() != Arg::Kind::kBool) {
         throw FormatError(path + ".args[0]: has_post_hooks must be a bool");
       }
       break;
     case NodeKind::kCopySlicesPrologue:
-      check_count(n.inputs.size(), 1, path + ".inputs", "inputs");
-      check_count(n.outputs.size(), 3, path + ".outputs", "outputs");
-      check_count(args.size(), 2, path + ".args", "args");
+      check_count(n.inputs.size(), 1, path(".inputs"), "inputs");
+      check_count(n.outputs.size(), 3, path(".outputs"), "outputs");
+      check_count(args.size(), 2, path(".args"), "args");
       break;
     case NodeKind::kCopySlicesEpilogue:
       if (n.inputs.size() < 2) {
         throw FormatError(path + ".inputs: " + std::to_string(n.inputs.size()) +
                           " inputs, expected at least 2 (result, grad_slice, res...)");
       }
-      check_count(args.size(), 1, path + ".args", "args");
+      check_count(args.size(), 1, path(".args"), "args");
       break;
   }
 }
 
-void check_arg_type(const ArgType& t, const std::string& path, int depth) {
+void check_arg_type(const ArgType& t, const Where& path, int depth) {
   if (depth > kMaxArgDepth) {
     throw FormatError(path + ": nested deeper than " + std::to_string(kMaxArgDepth));
   }
-  check_enum(t.kind, ArgType::Kind::kDict, path + ".kind");
+  check_enum(t.kind, ArgType::Kind::kDict, path(".kind"));
   size_t want = 0;
   switch (t.kind) {
     case ArgType::Kind::kOptional:
@@ -127,9 +152,9 @@ void check_arg_type(const ArgType& t, const std::string& path, int depth) {
     default:
       break;
   }
-  check_count(t.contained.size(), want, path + ".contained", "contained types");
+  check_count(t.contained.size(), want, path(".contained"), "contained types");
   for (size_t i = 0; i < t.contained.size(); ++i) {
-    check_arg_type(t.contained[i], at(path, ".contained", i), depth + 1);
+    check_arg_type(t.contained[i], path(".contained", i), depth + 1);
   }
 }
 
@@ -144,9 +169,9 @@ class Validator {
   void check_input(size_t i);
   void collect_definitions();
   void check_node(size_t n);
-  void check_use(ValueId id, int node, const std::string& path, bool may_be_undefined);
-  void check_arg(const ArgRef& a, int node, const std::string& path, int depth);
-  void check_payload(const ArgRef& a, const std::string& path);
+  void check_use(ValueId id, int node, const Where& path, bool may_be_undefined);
+  void check_arg(const ArgRef& a, int node, const Where& path, int depth);
+  void check_payload(const ArgRef& a, const Where& path);
   void check_op_schemas();
 
   const Graph& g_;
@@ -160,7 +185,7 @@ void Validator::run() {
   for (size_t n = 0; n < g_.nodes.size(); ++n) check_node(n);
   const int end = static_cast<int>(g_.nodes.size());
   for (size_t i = 0; i < g_.outputs.size(); ++i) {
-    check_use(g_.outputs[i], end, at("", "outputs", i), /*may_be_undefined=*/true);
+    check_use(g_.outputs[i], end, Where("outputs", i), /*may_be_undefined=*/true);
   }
   check_op_schemas();
 }
@@ -170,7 +195,7 @@ void Validator::run() {
 void Validator::check_op_schemas() {
   for (size_t i = 0; i < g_.op_schemas.size(); ++i) {
     const OpSchema& o = g_.op_schemas[i];
-    const std::string path = at("", "op_schemas", i);
+    const Where path("op_schemas", i);
     if (o.op.empty()) throw FormatError(path + ".op: empty op name");
     if (i > 0 && !(g_.op_schemas[i - 1].op < o.op)) {
       throw FormatError(path + ".op: '" + o.op + "' is not after '" + g_.op_schemas[i - 1].op +
@@ -180,7 +205,7 @@ void Validator::check_op_schemas() {
       throw FormatError(path + ".needs_input_grad_count: " +
                         std::to_string(o.needs_input_grad_count) + " is below -1");
     }
-    for (size_t k = 0; k < o.args.size(); ++k) check_arg_type(o.args[k], at(path, ".args", k), 0);
+    for (size_t k = 0; k < o.args.size(); ++k) check_arg_type(o.args[k], path(".args", k), 0);
   }
 }
 
@@ -205,11 +230,11 @@ void Validator::check_header() {
 
 void Validator::check_input(size_t i) {
   const GraphInput& in = g_.inputs[i];
-  const std::string path = at("", "inputs", i);
-  check_enum(in.kind, GraphInput::Kind::kDouble, path + ".kind");
+  const Where path("inputs", i);
+  check_enum(in.kind, GraphInput::Kind::kDouble, path(".kind"));
   if (in.kind != GraphInput::Kind::kTensor) return;
   check_in_range(static_cast<int>(in.meta.dtype), static_cast<int>(c10::ScalarType::Undefined),
-                 path + ".meta.dtype", "scalar type");
+                 path(".meta.dtype"), "scalar type");
   if (!c10::isValidDeviceType(in.meta.device.type()) || in.meta.device.index() < -1) {
     throw FormatError(path + ".meta.device: not a valid device");
   }
@@ -229,25 +254,26 @@ void Validator::collect_definitions() {
   for (size_t i = 0; i < g_.inputs.size(); ++i) def_site_[i] = kGraphInput;
   for (size_t n = 0; n < g_.nodes.size(); ++n) {
     const Node& node = g_.nodes[n];
-    check_enum(node.kind, NodeKind::kAten, at("", "nodes", n) + ".kind");
+    const Where path("nodes", n);
+    check_enum(node.kind, NodeKind::kAten, path(".kind"));
     if (!g_.arg_pool.holds(node.args)) {
-      throw FormatError(at("", "nodes", n) + ".args: range [" + std::to_string(node.args.first) +
-                        ", +" + std::to_string(node.args.size) + ") of " +
-                        std::to_string(node.args.count) + " args is not a range of the arg pool (" +
+      throw FormatError(path + ".args: range [" + std::to_string(node.args.first) + ", +" +
+                        std::to_string(node.args.size) + ") of " + std::to_string(node.args.count) +
+                        " args is not a range of the arg pool (" +
                         std::to_string(g_.arg_pool.records()) + " records)");
     }
-    check_arity(g_, node, at("", "nodes", n));
+    check_arity(g_, node, path);
     const IdList& outs = node.outputs;
     for (size_t k = 0; k < outs.size(); ++k) {
       const ValueId id = outs[k];
       if (id == kNoValue) continue;
-      const std::string path = at(at("", "nodes", n), ".outputs", k);
-      check_in_range(id, g_.num_values, path, "value id");
+      const Where output = path(".outputs", k);
+      check_in_range(id, g_.num_values, output, "value id");
       const int site = def_site_[static_cast<size_t>(id)];
       if (site != kNotDefined) {
-        throw FormatError(path + ": value id " + std::to_string(id) + " already defined by " +
-                          (site == kGraphInput ? at("", "inputs", static_cast<size_t>(id))
-                                               : at("", "nodes", static_cast<size_t>(site))));
+        throw FormatError(output + ": value id " + std::to_string(id) + " already defined by " +
+                          (site == kGraphInput ? Where("inputs", static_cast<size_t>(id)).str()
+                                               : Where("nodes", static_cast<size_t>(site)).str()));
       }
       def_site_[static_cast<size_t>(id)] = static_cast<int>(n);
     }
@@ -262,13 +288,13 @@ void Validator::collect_definitions() {
 
 void Validator::check_node(size_t n) {
   const Node& node = g_.nodes[n];
-  const std::string path = at("", "nodes", n);
+  const Where path("nodes", n);
   const int index = static_cast<int>(n);
   for (size_t k = 0; k < node.inputs.size(); ++k) {
-    check_use(node.inputs[k], index, at(path, ".inputs", k), input_may_be_undefined(node.kind, k));
+    check_use(node.inputs[k], index, path(".inputs", k), input_may_be_undefined(node.kind, k));
   }
   size_t k = 0;
-  for (ArgRef a : g_.args(node)) check_arg(a, index, at(path, ".args", k++), 1);
+  for (ArgRef a : g_.args(node)) check_arg(a, index, path(".args", k++), 1);
   if (node.kind == NodeKind::kAccumulateGrad) {
     const ValueId var = node.inputs[0];
     if (var >= static_cast<ValueId>(g_.inputs.size())) {
@@ -286,14 +312,14 @@ void Validator::check_node(size_t n) {
   }
 }
 
-void Validator::check_use(ValueId id, int node, const std::string& path, bool may_be_undefined) {
+void Validator::check_use(ValueId id, int node, const Where& path, bool may_be_undefined) {
   if (id == kNoValue && may_be_undefined) return;
   check_in_range(id, g_.num_values, path, "value id");
   const int site = def_site_[static_cast<size_t>(id)];
   if (site >= node) {
     throw FormatError(path + ": value id " + std::to_string(id) +
                       " used before its definition by " +
-                      at("", "nodes", static_cast<size_t>(site)));
+                      Where("nodes", static_cast<size_t>(site)).str());
   }
   if (site == kGraphInput && g_.inputs[static_cast<size_t>(id)].kind != GraphInput::Kind::kTensor) {
     throw FormatError(path + ": value id " + std::to_string(id) + " is the scalar input '" +
@@ -301,19 +327,19 @@ void Validator::check_use(ValueId id, int node, const std::string& path, bool ma
   }
 }
 
-void Validator::check_arg(const ArgRef& a, int node, const std::string& path, int depth) {
+void Validator::check_arg(const ArgRef& a, int node, const Where& path, int depth) {
   if (depth > kMaxArgDepth) {
     throw FormatError(path + ": args nested deeper than " + std::to_string(kMaxArgDepth));
   }
-  check_enum(a.kind(), Arg::Kind::kDict, path + ".kind");
+  check_enum(a.kind(), Arg::Kind::kDict, path(".kind"));
   check_payload(a, path);
-  if (a.kind() == Arg::Kind::kTensor) check_use(a.ref(), node, path + ".ref", true);
+  if (a.kind() == Arg::Kind::kTensor) check_use(a.ref(), node, path(".ref"), true);
   if (a.kind() == Arg::Kind::kList || a.kind() == Arg::Kind::kDict) {
-    check_arg_type(a.type(), path + ".type", depth + 1);
+    check_arg_type(a.type(), path(".type"), depth + 1);
   }
   const ArgRefs items = a.items();
   if (a.kind() == Arg::Kind::kDict) {
-    check_arg_type(a.value_type(), path + ".value_type", depth + 1);
+    check_arg_type(a.value_type(), path(".value_type"), depth + 1);
     if (items.size() % 2 != 0) {
       throw FormatError(path + ".items: " + std::to_string(items.size()) +
                         " items, a dict needs key/value pairs");
@@ -321,21 +347,21 @@ void Validator::check_arg(const ArgRef& a, int node, const std::string& path, in
   }
   // An arg that is not a container holds no items: the pool keeps none (ArgPool::append).
   size_t i = 0;
-  for (ArgRef item : items) check_arg(item, node, at(path, ".items", i++), depth + 1);
+  for (ArgRef item : items) check_arg(item, node, path(".items", i++), depth + 1);
 }
 
 /// Range checks of the payloads that hold c10 enums or value ids.
-void Validator::check_payload(const ArgRef& a, const std::string& path) {
+void Validator::check_payload(const ArgRef& a, const Where& path) {
   switch (a.kind()) {
     case Arg::Kind::kLayout:
-      check_in_range(a.i(), static_cast<int64_t>(c10::Layout::NumOptions), path + ".i", "layout");
+      check_in_range(a.i(), static_cast<int64_t>(c10::Layout::NumOptions), path(".i"), "layout");
       break;
     case Arg::Kind::kScalarType:
-      check_in_range(a.i(), static_cast<int64_t>(c10::ScalarType::Undefined), path + ".i",
+      check_in_range(a.i(), static_cast<int64_t>(c10::ScalarType::Undefined), path(".i"),
                      "scalar type");
       break;
     case Arg::Kind::kMemoryFormat:
-      check_in_range(a.i(), static_cast<int64_t>(c10::MemoryFormat::NumOptions), path + ".i",
+      check_in_range(a.i(), static_cast<int64_t>(c10::MemoryFormat::NumOptions), path(".i"),
                      "memory format");
       break;
     case Arg::Kind::kDevice:
@@ -346,7 +372,7 @@ void Validator::check_payload(const ArgRef& a, const std::string& path) {
       }
       break;
     case Arg::Kind::kSymInt:
-      check_in_range(a.ref(), static_cast<int64_t>(g_.inputs.size()), path + ".ref",
+      check_in_range(a.ref(), static_cast<int64_t>(g_.inputs.size()), path(".ref"),
                      "symint input id");
       if (g_.inputs[static_cast<size_t>(a.ref())].kind != GraphInput::Kind::kInt) {
         throw FormatError(path + ".ref: value id " + std::to_string(a.ref()) +

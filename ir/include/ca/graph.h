@@ -72,10 +72,10 @@ const char* node_kind_name(NodeKind kind);
 /// One step of the graph.
 struct Node {
   NodeKind kind = NodeKind::kFunctional;
-  CompactString op;        ///< kFunctional: op name; kAten: qualified name ("aten::mul")
+  ArgRange args;     ///< in Graph::arg_pool, read through Graph::args (beside `kind`: one word)
+  CompactString op;  ///< kFunctional: op name; kAten: qualified name ("aten::mul")
   CompactString overload;  ///< kAten: overload name ("Tensor"), may be empty
   IdList inputs;
-  ArgRange args;   ///< in Graph::arg_pool: read them through Graph::args
   IdList outputs;  ///< values defined here; kNoValue where a result is unused
 };
 

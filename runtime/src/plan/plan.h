@@ -60,9 +60,10 @@ struct Step {
   /// The name a profiler shows for this step (trace_name() in plan.cpp), kept once per distinct
   /// name in Plan::trace_names: a million steps of one op share one string.
   std::string_view trace_name;
-  std::vector<ValueId> inputs;
-  std::vector<ValueId> outputs;
-  std::vector<ValueId> frees;  ///< values dead once this step ran
+  // Value ids, up to two inline (IdList): a million-step plan makes no heap block for most.
+  IdList inputs;
+  IdList outputs;
+  IdList frees;  ///< values dead once this step ran
   StepPayload payload;
   /// validate_outputs / copy_slices_prologue args that hold symbolic sizes (graphs exported with
   /// dynamic shapes), value ids mapped, in symbolic_pool: the payload is rebound from them on
