@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ca/error.h"
+#include "ca/field_path.h"
 
 namespace ca {
 namespace {
@@ -22,40 +23,11 @@ constexpr int kNotDefined = std::numeric_limits<int>::max();
 /// Definition site of a graph input.
 constexpr int kGraphInput = -1;
 
-/// Where a check is ("nodes[3].args[0].items[1]"), kept on the stack as a chain of segments and
-/// spelled out only for an error message: a million-node graph builds no path strings.
-class Where {
- public:
-  static constexpr size_t kNoIndex = ~size_t{0};
-  /// A top-level field, e.g. Where("nodes", 3) is "nodes[3]".
-  explicit Where(const char* field, size_t index = kNoIndex) : Where(nullptr, field, index) {}
-  /// A child field of this one; `field` starts with '.'.
-  Where operator()(const char* field, size_t index = kNoIndex) const {
-    return Where(this, field, index);
-  }
-  std::string str() const {
-    std::string out = parent_ != nullptr ? parent_->str() : std::string();
-    out += field_;
-    if (index_ != kNoIndex) out += "[" + std::to_string(index_) + "]";
-    return out;
-  }
-
- private:
-  Where(const Where* parent, const char* field, size_t index)
-      : parent_(parent), field_(field), index_(index) {}
-  const Where* parent_;
-  const char* field_;
-  size_t index_;
-};
-
-/// The message of an error at `where`.
-std::string operator+(const Where& where, const std::string& text) { return where.str() + text; }
-
 std::string range(int64_t lo, int64_t hi) {
   return "[" + std::to_string(lo) + ", " + std::to_string(hi) + ")";
 }
 
-void check_in_range(int64_t v, int64_t hi, const Where& path, const char* what) {
+void check_in_range(int64_t v, int64_t hi, const FieldPath& path, const char* what) {
   if (v < 0 || v >= hi) {
     throw FormatError(path + ": " + what + " " + std::to_string(v) + " out of range " +
                       range(0, hi));
@@ -63,7 +35,7 @@ void check_in_range(int64_t v, int64_t hi, const Where& path, const char* what) 
 }
 
 template <typename E>
-void check_enum(E kind, E last, const Where& path) {
+void check_enum(E kind, E last, const FieldPath& path) {
   check_in_range(static_cast<int64_t>(kind), static_cast<int64_t>(last) + 1, path, "kind");
 }
 
@@ -85,7 +57,7 @@ bool input_may_be_undefined(NodeKind kind, size_t i) {
   return false;
 }
 
-void check_count(size_t got, size_t want, const Where& path, const char* what) {
+void check_count(size_t got, size_t want, const FieldPath& path, const char* what) {
   if (got != want) {
     throw FormatError(path + ": " + std::to_string(got) + " " + what + ", expected " +
                       std::to_string(want));
@@ -93,7 +65,7 @@ void check_count(size_t got, size_t want, const Where& path, const char* what) {
 }
 
 /// Arity and fixed arg shapes of the built-in node kinds.
-void check_arity(const Graph& g, const Node& n, const Where& path) {
+void check_arity(const Graph& g, const Node& n, const FieldPath& path) {
   const ArgRefs args = g.args(n);
   switch (n.kind) {
     case NodeKind::kFunctional:
@@ -132,7 +104,7 @@ void check_arity(const Graph& g, const Node& n, const Where& path) {
   }
 }
 
-void check_arg_type(const ArgType& t, const Where& path, int depth) {
+void check_arg_type(const ArgType& t, const FieldPath& path, int depth) {
   if (depth > kMaxArgDepth) {
     throw FormatError(path + ": nested deeper than " + std::to_string(kMaxArgDepth));
   }
@@ -169,9 +141,9 @@ class Validator {
   void check_input(size_t i);
   void collect_definitions();
   void check_node(size_t n);
-  void check_use(ValueId id, int node, const Where& path, bool may_be_undefined);
-  void check_arg(const ArgRef& a, int node, const Where& path, int depth);
-  void check_payload(const ArgRef& a, const Where& path);
+  void check_use(ValueId id, int node, const FieldPath& path, bool may_be_undefined);
+  void check_arg(const ArgRef& a, int node, const FieldPath& path, int depth);
+  void check_payload(const ArgRef& a, const FieldPath& path);
   void check_op_schemas();
 
   const Graph& g_;
@@ -185,7 +157,7 @@ void Validator::run() {
   for (size_t n = 0; n < g_.nodes.size(); ++n) check_node(n);
   const int end = static_cast<int>(g_.nodes.size());
   for (size_t i = 0; i < g_.outputs.size(); ++i) {
-    check_use(g_.outputs[i], end, Where("outputs", i), /*may_be_undefined=*/true);
+    check_use(g_.outputs[i], end, FieldPath("outputs", i), /*may_be_undefined=*/true);
   }
   check_op_schemas();
 }
@@ -195,7 +167,7 @@ void Validator::run() {
 void Validator::check_op_schemas() {
   for (size_t i = 0; i < g_.op_schemas.size(); ++i) {
     const OpSchema& o = g_.op_schemas[i];
-    const Where path("op_schemas", i);
+    const FieldPath path("op_schemas", i);
     if (o.op.empty()) throw FormatError(path + ".op: empty op name");
     if (i > 0 && !(g_.op_schemas[i - 1].op < o.op)) {
       throw FormatError(path + ".op: '" + o.op + "' is not after '" + g_.op_schemas[i - 1].op +
@@ -230,7 +202,7 @@ void Validator::check_header() {
 
 void Validator::check_input(size_t i) {
   const GraphInput& in = g_.inputs[i];
-  const Where path("inputs", i);
+  const FieldPath path("inputs", i);
   check_enum(in.kind, GraphInput::Kind::kDouble, path(".kind"));
   if (in.kind != GraphInput::Kind::kTensor) return;
   check_in_range(static_cast<int>(in.meta.dtype), static_cast<int>(c10::ScalarType::Undefined),
@@ -254,7 +226,7 @@ void Validator::collect_definitions() {
   for (size_t i = 0; i < g_.inputs.size(); ++i) def_site_[i] = kGraphInput;
   for (size_t n = 0; n < g_.nodes.size(); ++n) {
     const Node& node = g_.nodes[n];
-    const Where path("nodes", n);
+    const FieldPath path("nodes", n);
     check_enum(node.kind, NodeKind::kAten, path(".kind"));
     if (!g_.arg_pool.holds(node.args)) {
       throw FormatError(path + ".args: range [" + std::to_string(node.args.first) + ", +" +
@@ -267,13 +239,14 @@ void Validator::collect_definitions() {
     for (size_t k = 0; k < outs.size(); ++k) {
       const ValueId id = outs[k];
       if (id == kNoValue) continue;
-      const Where output = path(".outputs", k);
+      const FieldPath output = path(".outputs", k);
       check_in_range(id, g_.num_values, output, "value id");
       const int site = def_site_[static_cast<size_t>(id)];
       if (site != kNotDefined) {
         throw FormatError(output + ": value id " + std::to_string(id) + " already defined by " +
-                          (site == kGraphInput ? Where("inputs", static_cast<size_t>(id)).str()
-                                               : Where("nodes", static_cast<size_t>(site)).str()));
+                          (site == kGraphInput
+                               ? FieldPath("inputs", static_cast<size_t>(id)).str()
+                               : FieldPath("nodes", static_cast<size_t>(site)).str()));
       }
       def_site_[static_cast<size_t>(id)] = static_cast<int>(n);
     }
@@ -288,7 +261,7 @@ void Validator::collect_definitions() {
 
 void Validator::check_node(size_t n) {
   const Node& node = g_.nodes[n];
-  const Where path("nodes", n);
+  const FieldPath path("nodes", n);
   const int index = static_cast<int>(n);
   for (size_t k = 0; k < node.inputs.size(); ++k) {
     check_use(node.inputs[k], index, path(".inputs", k), input_may_be_undefined(node.kind, k));
@@ -312,14 +285,14 @@ void Validator::check_node(size_t n) {
   }
 }
 
-void Validator::check_use(ValueId id, int node, const Where& path, bool may_be_undefined) {
+void Validator::check_use(ValueId id, int node, const FieldPath& path, bool may_be_undefined) {
   if (id == kNoValue && may_be_undefined) return;
   check_in_range(id, g_.num_values, path, "value id");
   const int site = def_site_[static_cast<size_t>(id)];
   if (site >= node) {
     throw FormatError(path + ": value id " + std::to_string(id) +
                       " used before its definition by " +
-                      Where("nodes", static_cast<size_t>(site)).str());
+                      FieldPath("nodes", static_cast<size_t>(site)).str());
   }
   if (site == kGraphInput && g_.inputs[static_cast<size_t>(id)].kind != GraphInput::Kind::kTensor) {
     throw FormatError(path + ": value id " + std::to_string(id) + " is the scalar input '" +
@@ -327,7 +300,7 @@ void Validator::check_use(ValueId id, int node, const Where& path, bool may_be_u
   }
 }
 
-void Validator::check_arg(const ArgRef& a, int node, const Where& path, int depth) {
+void Validator::check_arg(const ArgRef& a, int node, const FieldPath& path, int depth) {
   if (depth > kMaxArgDepth) {
     throw FormatError(path + ": args nested deeper than " + std::to_string(kMaxArgDepth));
   }
@@ -351,7 +324,7 @@ void Validator::check_arg(const ArgRef& a, int node, const Where& path, int dept
 }
 
 /// Range checks of the payloads that hold c10 enums or value ids.
-void Validator::check_payload(const ArgRef& a, const Where& path) {
+void Validator::check_payload(const ArgRef& a, const FieldPath& path) {
   switch (a.kind()) {
     case Arg::Kind::kLayout:
       check_in_range(a.i(), static_cast<int64_t>(c10::Layout::NumOptions), path(".i"), "layout");

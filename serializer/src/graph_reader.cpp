@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ca/error.h"
+#include "ca/field_path.h"
 #include "fb_enums.h"
 
 namespace ca::detail {
@@ -16,34 +17,9 @@ namespace {
 
 using flatbuffers::Vector;
 
-/// Where the reader is ("nodes[3].args[0].type"), kept on the stack as a chain of segments and
-/// turned into text only for an error message: a million-node graph builds no path strings.
-class Path {
- public:
-  static constexpr size_t kNoIndex = ~size_t{0};
-  /// A top-level field, e.g. Path(nullptr, "nodes", 3) is "nodes[3]".
-  Path(const Path* parent, const char* field, size_t index = kNoIndex)
-      : parent_(parent), field_(field), index_(index) {}
-  /// A child field of this path; `field` starts with '.'.
-  Path operator()(const char* field, size_t index = kNoIndex) const {
-    return Path(this, field, index);
-  }
-  std::string str() const {
-    std::string out = parent_ != nullptr ? parent_->str() : std::string();
-    out += field_;
-    if (index_ != kNoIndex) out += "[" + std::to_string(index_) + "]";
-    return out;
-  }
-
- private:
-  const Path* parent_;
-  const char* field_;
-  size_t index_;
-};
-
 /// Casts a FlatBuffers enum to its IR mirror after checking it against the enum's MAX.
 template <typename To, typename From>
-To checked(From raw, const Path& path) {
+To checked(From raw, const FieldPath& path) {
   using U = std::underlying_type_t<From>;
   const U v = static_cast<U>(raw);
   const U max = static_cast<U>(From::MAX);
@@ -60,7 +36,7 @@ class Reader {
   Graph graph(const fb::Graph& g);
 
  private:
-  void charge(size_t units, const Path& path) {
+  void charge(size_t units, const FieldPath& path) {
     if (units > budget_) {
       throw FormatError(path.str() +
                         ": buffer expands past its own size (shared or overlapping "
@@ -68,33 +44,33 @@ class Reader {
     }
     budget_ -= units;
   }
-  std::string_view view(const flatbuffers::String* s, const Path& path) {
+  std::string_view view(const flatbuffers::String* s, const FieldPath& path) {
     if (s == nullptr) return {};
     charge(s->size(), path);
     return std::string_view(s->c_str(), s->size());
   }
-  std::string str(const flatbuffers::String* s, const Path& path) {
+  std::string str(const flatbuffers::String* s, const FieldPath& path) {
     return std::string(view(s, path));
   }
   /// Value ids into `Ids` (a node's IdList or the graph's std::vector), sized exactly.
   template <typename Ids>
-  Ids ids(const Vector<int32_t>* v, const Path& path) {
+  Ids ids(const Vector<int32_t>* v, const FieldPath& path) {
     if (v == nullptr) return {};
     charge(size_t{4} * v->size(), path);
     return Ids(v->begin(), v->end());
   }
-  ArgType type(const fb::ArgType* t, const Path& path);
-  Arg arg(const fb::Arg& a, const Path& path);
-  TensorMeta meta(const fb::TensorMeta& m, const Path& path);
-  GraphInput input(const fb::GraphInput& in, const Path& path);
-  Node node(const fb::Node& n, const Path& path, ArgPool& pool);
+  ArgType type(const fb::ArgType* t, const FieldPath& path);
+  Arg arg(const fb::Arg& a, const FieldPath& path);
+  TensorMeta meta(const fb::TensorMeta& m, const FieldPath& path);
+  GraphInput input(const fb::GraphInput& in, const FieldPath& path);
+  Node node(const fb::Node& n, const FieldPath& path, ArgPool& pool);
   size_t count_records(const fb::Arg& a, size_t cap);
-  OpSchema op_schema(const fb::OpSchema& o, const Path& path);
+  OpSchema op_schema(const fb::OpSchema& o, const FieldPath& path);
 
   size_t budget_;
 };
 
-ArgType Reader::type(const fb::ArgType* t, const Path& path) {
+ArgType Reader::type(const fb::ArgType* t, const FieldPath& path) {
   ArgType out;
   if (t == nullptr) return out;
   charge(4, path);
@@ -109,7 +85,7 @@ ArgType Reader::type(const fb::ArgType* t, const Path& path) {
   return out;
 }
 
-Arg Reader::arg(const fb::Arg& a, const Path& path) {
+Arg Reader::arg(const fb::Arg& a, const FieldPath& path) {
   charge(4, path);
   Arg out;
   out.kind = checked<Arg::Kind>(a.kind(), path(".kind"));
@@ -148,7 +124,7 @@ size_t Reader::count_records(const fb::Arg& a, size_t cap) {
   return n;
 }
 
-TensorMeta Reader::meta(const fb::TensorMeta& m, const Path& path) {
+TensorMeta Reader::meta(const fb::TensorMeta& m, const FieldPath& path) {
   charge(4, path);
   TensorMeta out;
   const int dtype = m.dtype();
@@ -183,7 +159,7 @@ TensorMeta Reader::meta(const fb::TensorMeta& m, const Path& path) {
   return out;
 }
 
-GraphInput Reader::input(const fb::GraphInput& in, const Path& path) {
+GraphInput Reader::input(const fb::GraphInput& in, const FieldPath& path) {
   charge(4, path);
   GraphInput out;
   out.kind = checked<GraphInput::Kind>(in.kind(), path(".kind"));
@@ -194,7 +170,7 @@ GraphInput Reader::input(const fb::GraphInput& in, const Path& path) {
   return out;
 }
 
-Node Reader::node(const fb::Node& n, const Path& path, ArgPool& pool) {
+Node Reader::node(const fb::Node& n, const FieldPath& path, ArgPool& pool) {
   charge(4, path);
   Node out;
   out.kind = checked<NodeKind>(n.kind(), path(".kind"));
@@ -212,7 +188,7 @@ Node Reader::node(const fb::Node& n, const Path& path, ArgPool& pool) {
   return out;
 }
 
-OpSchema Reader::op_schema(const fb::OpSchema& o, const Path& path) {
+OpSchema Reader::op_schema(const fb::OpSchema& o, const FieldPath& path) {
   charge(4, path);
   OpSchema out;
   out.op = str(o.op(), path(".op"));
@@ -229,21 +205,21 @@ OpSchema Reader::op_schema(const fb::OpSchema& o, const Path& path) {
 }
 
 Graph Reader::graph(const fb::Graph& g) {
-  charge(4, Path(nullptr, "graph"));
+  charge(4, FieldPath("graph"));
   Graph out;
   out.format_version = g.format_version();
-  out.torch_version = str(g.torch_version(), Path(nullptr, "torch_version"));
-  out.writer_version = str(g.writer_version(), Path(nullptr, "writer_version"));
+  out.torch_version = str(g.torch_version(), FieldPath("torch_version"));
+  out.writer_version = str(g.writer_version(), FieldPath("writer_version"));
   out.num_values = g.num_values();
   if (const auto* inputs = g.inputs()) {
-    charge(size_t{4} * inputs->size(), Path(nullptr, "inputs"));
+    charge(size_t{4} * inputs->size(), FieldPath("inputs"));
     out.inputs.reserve(inputs->size());
     for (size_t i = 0; i < inputs->size(); ++i) {
-      out.inputs.push_back(input(*inputs->Get(i), Path(nullptr, "inputs", i)));
+      out.inputs.push_back(input(*inputs->Get(i), FieldPath("inputs", i)));
     }
   }
   if (const auto* nodes = g.nodes()) {
-    charge(size_t{4} * nodes->size(), Path(nullptr, "nodes"));
+    charge(size_t{4} * nodes->size(), FieldPath("nodes"));
     out.nodes.reserve(nodes->size());
     // Sized once: a growing pool would hold its old and new arrays at the load's peak.
     size_t records = 0;
@@ -257,15 +233,15 @@ Graph Reader::graph(const fb::Graph& g) {
     }
     if (records <= cap) out.arg_pool.reserve(records);
     for (size_t i = 0; i < nodes->size(); ++i) {
-      out.nodes.push_back(node(*nodes->Get(i), Path(nullptr, "nodes", i), out.arg_pool));
+      out.nodes.push_back(node(*nodes->Get(i), FieldPath("nodes", i), out.arg_pool));
     }
   }
-  out.outputs = ids<std::vector<ValueId>>(g.outputs(), Path(nullptr, "outputs"));
+  out.outputs = ids<std::vector<ValueId>>(g.outputs(), FieldPath("outputs"));
   if (const auto* schemas = g.op_schemas()) {
-    charge(size_t{4} * schemas->size(), Path(nullptr, "op_schemas"));
+    charge(size_t{4} * schemas->size(), FieldPath("op_schemas"));
     out.op_schemas.reserve(schemas->size());
     for (size_t i = 0; i < schemas->size(); ++i) {
-      out.op_schemas.push_back(op_schema(*schemas->Get(i), Path(nullptr, "op_schemas", i)));
+      out.op_schemas.push_back(op_schema(*schemas->Get(i), FieldPath("op_schemas", i)));
     }
   }
   return out;

@@ -6,7 +6,8 @@
 ///  - `ArgPool`, where a graph keeps every node's args as one pre-order array of 16-byte
 ///    records, strings, complex numbers and types in side tables (one copy of each distinct
 ///    type and string). Readers walk it through `ArgRef` (one arg) and `ArgRefs` (a sequence
-///    of sibling args), views that stay valid while the pool is not appended to.
+///    of sibling args): views that point at their pool, valid while it stays where it is (a
+///    moved or copied Graph has a pool of its own) and is not appended to.
 
 #include <c10/util/complex.h>
 

@@ -39,14 +39,19 @@ class QuietWarnings : public c10::WarningHandler {
   void process(const c10::Warning&) override {}
 };
 
+// Memo keys are compared, never read: fixed-size fields go in as their bytes, strings with their
+// length first, so that no two different calls spell the same key.
+template <class T>
+void put(std::string& key, T v) {
+  key.append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+
 void append_meta(const ValueMeta& m, std::string& key) {
-  if (!m.known()) {
-    key += m.state == ValueMeta::State::kUndefined ? "N" : "?";
-    return;
-  }
-  key += std::to_string(static_cast<int>(m.dtype)) + "[";
-  for (int64_t s : m.sizes) key += std::to_string(s) + ",";
-  key += "]";
+  put(key, m.state);
+  if (!m.known()) return;
+  put(key, m.dtype);
+  put(key, m.sizes.size());
+  for (int64_t s : m.sizes) put(key, s);
 }
 
 class Inferrer {
@@ -96,8 +101,8 @@ class Inferrer {
 
   // Appends the arg tree to `key`; false when it holds a symbolic size or an unknown value.
   bool append_arg(const ArgRef& a, std::string& key) const {
-    key += std::to_string(static_cast<int>(a.kind())) + ":" +
-           std::to_string(static_cast<int>(a.type().kind));
+    put(key, a.kind());
+    put(key, a.type().kind);
     switch (a.kind()) {
       case Arg::Kind::kSymInt:
         return false;  // its value is not checked at bind: shapes could differ
@@ -106,18 +111,21 @@ class Inferrer {
         append_meta(meta_of(a.ref()), key);
         return true;
       case Arg::Kind::kDouble:
-      case Arg::Kind::kComplex: {
-        double parts[2] = {a.kind() == Arg::Kind::kDouble ? a.d() : a.c().real(), a.c().imag()};
-        key.append(reinterpret_cast<const char*>(parts), sizeof(parts));
+        put(key, a.d());
         return true;
-      }
+      case Arg::Kind::kComplex:
+        put(key, a.c());
+        return true;
       default:
-        key +=
-            std::to_string(a.i()) + (a.b() ? "t" : "f") + a.s() + std::to_string(a.device_index());
+        put(key, a.i());
+        put(key, a.b());
+        put(key, a.device_index());
+        put(key, a.s().size());
+        key += a.s();
+        put(key, a.items().size());
         for (ArgRef item : a.items()) {
           if (!append_arg(item, key)) return false;
         }
-        key += ")";
         return true;
     }
   }
@@ -157,7 +165,9 @@ class Inferrer {
 
   void functional(const Node& n, const OpCall& call) {
     Outputs out;
-    std::string key = n.op + "(";
+    std::string& key = key_;  // one buffer for every node's key
+    key.assign(n.op.data(), n.op.size());
+    key += '\0';
     bool inferable = !call.op->is_custom_function;  // user code may not expect meta tensors
     for (ValueId v : n.inputs) {
       inferable = inferable && meta_of(v).state != ValueMeta::State::kUnknown;
@@ -171,7 +181,7 @@ class Inferrer {
         out = it->second;
       } else {
         out = call_on_meta(n, call);
-        memo_.emplace(std::move(key), out);
+        memo_.emplace(key, out);
       }
     }
     // Another count than the node declares is the run's to report (run_step.cpp), by name.
@@ -223,6 +233,7 @@ class Inferrer {
 
   const Graph& g_;
   const std::vector<BoundNode>& bound_;
+  std::string key_;
   std::vector<ValueMeta> metas_;
   std::optional<c10::Device> device_;
   std::unordered_map<std::string, Outputs> memo_;
