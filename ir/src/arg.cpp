@@ -20,13 +20,13 @@ using detail::holds_ref;
 using detail::low;
 
 const ArgType& any_type() {
-  static const ArgType any;
-  return any;
+  static const ArgType kAny;
+  return kAny;
 }
 
 const std::string& empty_string() {
-  static const std::string empty;
-  return empty;
+  static const std::string kEmpty;
+  return kEmpty;
 }
 
 /// A tree Arg read through ArgRef's accessors, so that one comparison serves both forms.

@@ -28,7 +28,9 @@ inline bool holds_int(Arg::Kind kind) {
          kind == Arg::Kind::kMemoryFormat || kind == Arg::Kind::kDevice;
 }
 
-inline bool holds_ref(Arg::Kind kind) { return kind == Arg::Kind::kTensor || kind == Arg::Kind::kSymInt; }
+inline bool holds_ref(Arg::Kind kind) {
+  return kind == Arg::Kind::kTensor || kind == Arg::Kind::kSymInt;
+}
 
 inline uint32_t low(uint64_t payload) { return static_cast<uint32_t>(payload); }
 inline uint32_t high(uint64_t payload) { return static_cast<uint32_t>(payload >> 32); }

@@ -20,7 +20,6 @@ void spell(const ArgType& t, std::string& out) {
   out += ')';
 }
 
-
 }  // namespace
 
 using detail::double_bits;

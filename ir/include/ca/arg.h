@@ -158,7 +158,7 @@ class ArgRef {
 /// A view of sibling args (a node's args, or a container's items), iterated in order.
 class ArgRefs {
  public:
-  class iterator {
+  class Iterator {
    public:
     using iterator_category = std::forward_iterator_tag;
     using value_type = ArgRef;
@@ -166,21 +166,22 @@ class ArgRefs {
     using pointer = void;
     using reference = ArgRef;
 
-    iterator(const ArgPool& pool, uint32_t index) : pool_(&pool), index_(index) {}
+    Iterator(const ArgPool& pool, uint32_t index) : pool_(&pool), index_(index) {}
     ArgRef operator*() const { return ArgRef(*pool_, index_); }
-    iterator& operator++();
-    iterator operator++(int) {
-      iterator old = *this;
+    Iterator& operator++();
+    Iterator operator++(int) {
+      Iterator old = *this;
       ++*this;
       return old;
     }
-    bool operator==(const iterator& o) const { return index_ == o.index_; }
-    bool operator!=(const iterator& o) const { return index_ != o.index_; }
+    bool operator==(const Iterator& o) const { return index_ == o.index_; }
+    bool operator!=(const Iterator& o) const { return index_ != o.index_; }
 
    private:
     const ArgPool* pool_;
     uint32_t index_;
   };
+  using iterator = Iterator;
 
   ArgRefs(const ArgPool& pool, ArgRange range) : pool_(&pool), range_(range) {}
 
@@ -297,7 +298,7 @@ inline uint32_t ArgRef::extent() const { return pool_->at(index_).extent; }
 
 inline ArgRefs ArgRef::alone() const { return ArgRefs(*pool_, ArgRange{index_, extent(), 1}); }
 
-inline ArgRefs::iterator& ArgRefs::iterator::operator++() {
+inline ArgRefs::Iterator& ArgRefs::Iterator::operator++() {
   index_ += pool_->at(index_).extent;
   return *this;
 }
