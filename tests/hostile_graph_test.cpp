@@ -39,7 +39,8 @@ GraphInput float_input(const char* name, std::vector<int64_t> sizes) {
 }
 
 /// inputs a, b: Float[2, 3]; one aten node `op.overload(args)` -> %2, returned.
-Graph aten_graph(const char* op, const char* overload, std::vector<Arg> args, size_t outputs = 1) {
+Graph aten_graph(const char* op, const char* overload, const std::vector<Arg>& args,
+                 size_t outputs = 1) {
   Graph g;
   g.torch_version = runtime_torch_version();
   g.inputs = {float_input("a", {2, 3}), float_input("b", {2, 3})};
