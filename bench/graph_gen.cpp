@@ -28,15 +28,15 @@ Graph trivial_chain(size_t nodes, TrivialKind kind) {
     Node n;
     if (kind == TrivialKind::kAccumulate) {
       n.kind = NodeKind::kAccumulate;
-      n.inputs = {prev, 0};
+      n.inputs = g.add_ids({prev, 0});
     } else {
       n.kind = NodeKind::kFunctional;
-      n.op = "NegBackward0";
-      n.inputs = {prev};
+      n.op = g.intern("NegBackward0");
+      n.inputs = g.add_ids({prev});
       n.args =
           g.arg_pool.append({Arg::list(ArgType{ArgType::Kind::kBool, {}}, {Arg::boolean(true)})});
     }
-    n.outputs = {next};
+    n.outputs = g.add_ids({next});
     g.nodes.push_back(std::move(n));
     prev = next;
   }
@@ -44,7 +44,7 @@ Graph trivial_chain(size_t nodes, TrivialKind kind) {
   g.outputs = {prev};
   if (kind == TrivialKind::kFunctional) {  // as capture records it: NegBackward0(bool[]), 1 flag
     OpSchema neg;
-    neg.op = "NegBackward0";
+    neg.op = g.intern("NegBackward0");
     neg.args.push_back(ArgType{ArgType::Kind::kList, {ArgType{ArgType::Kind::kBool, {}}}});
     neg.needs_input_grad_count = 1;
     g.op_schemas.push_back(std::move(neg));

@@ -76,19 +76,19 @@ ca::Graph aten_graph() {
   }
   ca::Node mul;
   mul.kind = ca::NodeKind::kAten;
-  mul.op = "aten::mul";
-  mul.overload = "Tensor";
-  mul.inputs = {0, 1};
+  mul.op = g.intern("aten::mul");
+  mul.overload = g.intern("Tensor");
+  mul.inputs = g.add_ids({0, 1});
   mul.args = g.arg_pool.append({ca::Arg::tensor(0), ca::Arg::tensor(1)});
-  mul.outputs = {2};
+  mul.outputs = g.add_ids({2});
   ca::Node view = mul;
-  view.op = "aten::view";
-  view.overload = "";
-  view.inputs = {2};
+  view.op = g.intern("aten::view");
+  view.overload = g.intern("");
+  view.inputs = g.add_ids({2});
   ca::ArgType sym{ca::ArgType::Kind::kSymInt, {}};
   view.args = g.arg_pool.append(
       {ca::Arg::tensor(2), ca::Arg::list(sym, {ca::Arg::integer(3), ca::Arg::integer(2)})});
-  view.outputs = {3};
+  view.outputs = g.add_ids({3});
   g.nodes = {mul, view};
   g.num_values = 4;
   g.outputs = {3};

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // ca::CompactVector against std::vector as the reference: same contents after the same edits,
 // inline storage for small id lists, ownership through copies and moves.
-#include "ca/compact_vector.h"
+#include "plan/compact_vector.h"
 
 #include <gtest/gtest.h>
 

@@ -30,15 +30,11 @@ GraphInput tensor_input(std::string name, std::vector<int64_t> sizes, c10::Devic
 }
 
 Node reader(Graph& g, NodeKind kind, const std::string& op, ValueId v, bool as_arg = false) {
-  Node n;
-  n.kind = kind;
-  n.op = op;
   if (as_arg) {
-    n.args = g.arg_pool.append({Arg::list(ArgType{ArgType::Kind::kTensor, {}}, {Arg::tensor(v)})});
-  } else {
-    n.inputs.push_back(v);
+    return g.make_node(kind, op, {}, {Arg::list(ArgType{ArgType::Kind::kTensor, {}}, {Arg::tensor(v)})},
+                       {});
   }
-  return n;
+  return g.make_node(kind, op, {v}, {}, {});
 }
 
 Arg device_arg(c10::Device d) {

@@ -57,23 +57,23 @@ Graph dynamic_graph() {
   const Arg n_by_3 = sizes({sym_int(2), Arg::integer(3)});
   Node sum;
   sum.kind = NodeKind::kFunctional;
-  sum.op = "SumBackward0";
-  sum.inputs = {0};
+  sum.op = g.intern("SumBackward0");
+  sum.inputs = g.add_ids({0});
   sum.args = g.arg_pool.append({test::bools({true}), n_by_3});
-  sum.outputs = {3};
+  sum.outputs = g.add_ids({3});
   Node validate;
   validate.kind = NodeKind::kValidateOutputs;
-  validate.op = "validate_outputs";
-  validate.inputs = {3};
+  validate.op = g.intern("validate_outputs");
+  validate.inputs = g.add_ids({3});
   validate.args = g.arg_pool.append({metadata(n_by_3)});
-  validate.outputs = {4};
+  validate.outputs = g.add_ids({4});
   Node prologue;
   prologue.kind = NodeKind::kCopySlicesPrologue;
-  prologue.inputs = {4};
+  prologue.inputs = g.add_ids({4});
   prologue.args =
       g.arg_pool.append({geometry(n_by_3, {3, 1}, 0),
                          geometry(sizes({Arg::integer(1), Arg::integer(3)}), {3, 1}, 3)});
-  prologue.outputs = {5, 6, 7};
+  prologue.outputs = g.add_ids({5, 6, 7});
   g.nodes = {sum, validate, prologue};
   g.op_schemas = {OpSchema{
       "SumBackward0",
@@ -137,12 +137,12 @@ Graph dynamic_unfold() {
               GraphInput{GraphInput::Kind::kInt, "size.0", {}, 6, 0}};
   Node unfold;
   unfold.kind = NodeKind::kFunctional;
-  unfold.op = "UnfoldBackward0";
-  unfold.inputs = {0};
+  unfold.op = g.intern("UnfoldBackward0");
+  unfold.inputs = g.add_ids({0});
   // needs_input_grad, dimension, self_sym_sizes, size, step: x.unfold(0, 2, 1) of x = [n]
   unfold.args = g.arg_pool.append({test::bools({true}), Arg::integer(0), sizes({sym_int(1)}),
                                    Arg::integer(2), Arg::integer(1)});
-  unfold.outputs = {2};
+  unfold.outputs = g.add_ids({2});
   g.nodes = {unfold};
   g.op_schemas = {
       OpSchema{"UnfoldBackward0",

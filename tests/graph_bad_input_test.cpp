@@ -150,13 +150,13 @@ TEST(GraphBadInput, EveryByteFlippedInTinyGraphPastTheChecksum) {
 
 TEST(GraphBadInput, OutOfRangeValueId) {
   Graph g = test::sample_graph();
-  g.nodes[3].inputs[0] = 93;
+  g.id(g.nodes[3].inputs, 0) = 93;
   EXPECT_EQ(load_error(g), "nodes[3].inputs[0]: value id 93 out of range [0, 15)");
 }
 
 TEST(GraphBadInput, UseBeforeDefine) {
   Graph g = test::sample_graph();
-  g.nodes[2].inputs[0] = 11;  // defined by node 3
+  g.id(g.nodes[2].inputs, 0) = 11;  // defined by node 3
   EXPECT_EQ(load_error(g),
             "nodes[2].inputs[0]: value id 11 used before its definition by nodes[3]");
 }
@@ -185,7 +185,7 @@ TEST(GraphBadInput, FutureFormatVersion) {
 TEST(GraphBadInput, FutureFormatThatDoesNotParseSaysVersion) {
   Graph g = test::sample_graph();
   g.format_version = 7;
-  g.nodes[3].inputs[0] = 93;
+  g.id(g.nodes[3].inputs, 0) = 93;
   EXPECT_TRUE(test::contains(load_error<VersionError>(g), "format version 7"));
 }
 

@@ -100,7 +100,8 @@ bool only_scalar_constants_differ(const Graph& a, const Graph& b) {
   for (size_t i = 0; i < a.nodes.size(); ++i) {
     const Node &x = a.nodes[i], &y = b.nodes[i];
     const ArgRefs xs = a.args(x), ys = b.args(y);
-    if (x.kind != y.kind || x.op != y.op || x.inputs != y.inputs || x.outputs != y.outputs ||
+    if (x.kind != y.kind || a.op(x) != b.op(y) || a.ids(x.inputs) != b.ids(y.inputs) ||
+        a.ids(x.outputs) != b.ids(y.outputs) ||
         xs.size() != ys.size()) {
       return false;
     }

@@ -81,6 +81,19 @@ TEST(GraphIo, TinyGraphRoundTrips) {
   EXPECT_EQ(round_trip(test::tiny_graph()), test::tiny_graph());
 }
 
+// A graph built in memory with a node outside its tables is the caller's bug: the writer names
+// the node instead of reading past the pools.
+TEST(GraphIo, TheWriterRefusesANodeOutsideTheGraphsTables) {
+  Graph ids = test::sample_graph();
+  ids.nodes[2].outputs = IdRange{static_cast<uint32_t>(ids.value_ids.size()), 1};
+  EXPECT_TRUE(test::contains(test::error_of<Error>([&] { graph_to_bytes(ids); }),
+                             "nodes[2]: ids not a range of the graph's value ids"));
+  Graph args = test::sample_graph();
+  args.nodes[1].args = ArgRange{9999, 1, 1};
+  EXPECT_TRUE(test::contains(test::error_of<Error>([&] { graph_to_bytes(args); }),
+                             "nodes[1].args: not a range of the graph's arg pool"));
+}
+
 TEST(GraphIo, OutputIsDeterministicAndIdentified) {
   const std::vector<uint8_t> a = graph_to_bytes(test::sample_graph());
   const std::vector<uint8_t> b = graph_to_bytes(test::sample_graph());

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -33,19 +34,19 @@ const std::vector<Case>& cases() {
       {"op schema flag count below -1",
        [](Graph& g) { g.op_schemas[0].needs_input_grad_count = -5; },
        "op_schemas[0].needs_input_grad_count: -5 is below -1"},
-      {"node input out of range", [](Graph& g) { g.nodes[3].inputs[0] = 93; },
+      {"node input out of range", [](Graph& g) { g.id(g.nodes[3].inputs, 0) = 93; },
        "nodes[3].inputs[0]: value id 93 out of range [0, 15)"},
-      {"negative id", [](Graph& g) { g.nodes[4].inputs[1] = -7; },
+      {"negative id", [](Graph& g) { g.id(g.nodes[4].inputs, 1) = -7; },
        "nodes[4].inputs[1]: value id -7 out of range [0, 15)"},
-      {"undefined input where not allowed", [](Graph& g) { g.nodes[3].inputs[0] = kNoValue; },
+      {"undefined input where not allowed", [](Graph& g) { g.id(g.nodes[3].inputs, 0) = kNoValue; },
        "nodes[3].inputs[0]: value id -1 out of range"},
-      {"use before define", [](Graph& g) { g.nodes[2].inputs[0] = 11; },
+      {"use before define", [](Graph& g) { g.id(g.nodes[2].inputs, 0) = 11; },
        "nodes[2].inputs[0]: value id 11 used before its definition by nodes[3]"},
-      {"own output as input", [](Graph& g) { g.nodes[2].inputs[0] = 9; },
+      {"own output as input", [](Graph& g) { g.id(g.nodes[2].inputs, 0) = 9; },
        "value id 9 used before its definition by nodes[2]"},
-      {"defined twice", [](Graph& g) { g.nodes[2].outputs[0] = 7; },
+      {"defined twice", [](Graph& g) { g.id(g.nodes[2].outputs, 0) = 7; },
        "nodes[2].outputs[0]: value id 7 already defined by nodes[1]"},
-      {"output redefines an input", [](Graph& g) { g.nodes[2].outputs[0] = 1; },
+      {"output redefines an input", [](Graph& g) { g.id(g.nodes[2].outputs, 0) = 1; },
        "nodes[2].outputs[0]: value id 1 already defined by inputs[1]"},
       {"num_values too large", [](Graph& g) { g.num_values = 1000000000; },
        "num_values: 1000000000 out of range [5, 17)"},
@@ -57,37 +58,44 @@ const std::vector<Case>& cases() {
        "outputs[0]: value id 15 out of range [0, 15)"},
       {"graph output is a scalar", [](Graph& g) { g.outputs[0] = 3; },
        "outputs[0]: value id 3 is the scalar input 'size.0', expected a tensor"},
-      {"empty functional op", [](Graph& g) { g.nodes[0].op.clear(); },
+      {"node inputs outside the id pool", [](Graph& g) { g.nodes[2].inputs = IdRange{1000, 2}; },
+       "nodes[2].inputs: range [1000, +2) is not a range of the"},
+      {"node outputs past the id pool's end",
+       [](Graph& g) { g.nodes[3].outputs = IdRange{static_cast<uint32_t>(g.value_ids.size()), 1}; },
+       "nodes[3].outputs: range ["},
+      {"op name not in the table", [](Graph& g) { g.nodes[0].op = 999; },
+       "nodes[0].op: name id 999 is not in the graph's name table"},
+      {"empty functional op", [](Graph& g) { g.nodes[0].op = g.intern(""); },
        "nodes[0].op: empty op name"},
-      {"empty aten op", [](Graph& g) { g.nodes[4].op.clear(); }, "nodes[4].op: empty op name"},
+      {"empty aten op", [](Graph& g) { g.nodes[4].op = g.intern(""); }, "nodes[4].op: empty op name"},
       {"bad node kind", [](Graph& g) { g.nodes[1].kind = static_cast<NodeKind>(42); },
        "nodes[1].kind: kind 42 out of range [0, 7)"},
-      {"accumulate arity", [](Graph& g) { g.nodes[2].inputs.push_back(kNoValue); },
+      {"accumulate arity", [](Graph& g) { test::edit_ids(g, 2, &Node::inputs, [&](std::vector<ValueId>& v) { v.push_back(kNoValue); }); },
        "nodes[2].inputs: 3 inputs, expected 2"},
-      {"accumulate outputs", [](Graph& g) { g.nodes[2].outputs.push_back(kNoValue); },
+      {"accumulate outputs", [](Graph& g) { test::edit_ids(g, 2, &Node::outputs, [&](std::vector<ValueId>& v) { v.push_back(kNoValue); }); },
        "nodes[2].outputs: 2 outputs, expected 1"},
-      {"validate_outputs arity", [](Graph& g) { g.nodes[1].outputs.push_back(kNoValue); },
+      {"validate_outputs arity", [](Graph& g) { test::edit_ids(g, 1, &Node::outputs, [&](std::vector<ValueId>& v) { v.push_back(kNoValue); }); },
        "nodes[1].outputs: 3 outputs for as many inputs, expected 2"},
       {"validate_outputs args",
        [](Graph& g) { test::edit_args(g, 1, [](std::vector<Arg>& a) { a.clear(); }); },
        "nodes[1].args: 0 args, expected 1"},
-      {"prologue outputs", [](Graph& g) { g.nodes[3].outputs.pop_back(); },
+      {"prologue outputs", [](Graph& g) { test::edit_ids(g, 3, &Node::outputs, [&](std::vector<ValueId>& v) { v.pop_back(); }); },
        "nodes[3].outputs: 2 outputs, expected 3"},
       {"prologue args",
        [](Graph& g) { test::edit_args(g, 3, [](std::vector<Arg>& a) { a.pop_back(); }); },
        "nodes[3].args: 1 args, expected 2"},
-      {"epilogue inputs", [](Graph& g) { g.nodes[5].inputs.resize(1); },
+      {"epilogue inputs", [](Graph& g) { test::edit_ids(g, 5, &Node::inputs, [&](std::vector<ValueId>& v) { v.resize(1); }); },
        "nodes[5].inputs: 1 inputs, expected at least 2"},
-      {"accumulate_grad outputs", [](Graph& g) { g.nodes[6].outputs = {kNoValue}; },
+      {"accumulate_grad outputs", [](Graph& g) { g.nodes[6].outputs = g.add_ids({kNoValue}); },
        "nodes[6].outputs: 1 outputs, expected 0"},
       {"accumulate_grad arg kind",
        [](Graph& g) { test::edit_args(g, 6, [](std::vector<Arg>& a) { a[0] = Arg::integer(1); }); },
        "nodes[6].args[0]: has_post_hooks must be a bool"},
-      {"accumulate_grad variable not an input", [](Graph& g) { g.nodes[6].inputs[0] = 13; },
+      {"accumulate_grad variable not an input", [](Graph& g) { g.id(g.nodes[6].inputs, 0) = 13; },
        "nodes[6].inputs[0]: value id 13 is not a graph input"},
-      {"accumulate_grad variable undefined", [](Graph& g) { g.nodes[6].inputs[0] = kNoValue; },
+      {"accumulate_grad variable undefined", [](Graph& g) { g.id(g.nodes[6].inputs, 0) = kNoValue; },
        "nodes[6].inputs[0]: value id -1 out of range"},
-      {"node input is an int input", [](Graph& g) { g.nodes[0].inputs[0] = 3; },
+      {"node input is an int input", [](Graph& g) { g.id(g.nodes[0].inputs, 0) = 3; },
        "nodes[0].inputs[0]: value id 3 is the scalar input 'size.0', expected a tensor"},
       {"tensor arg ref before define",
        [](Graph& g) { test::edit_args(g, 0, [](std::vector<Arg>& a) { a[0] = Arg::tensor(12); }); },
@@ -195,13 +203,32 @@ TEST(GraphValidate, ThePoolRefusesItemsOnAScalar) {
 
 TEST(GraphValidate, UndefinedTensorsAllowedWhereDocumented) {
   Graph g = test::sample_graph();
-  g.nodes[0].inputs = {kNoValue};            // functional grads
-  g.nodes[1].inputs = {kNoValue, 6};         // validate_outputs
-  g.nodes[2].inputs = {kNoValue, kNoValue};  // accumulate
-  g.nodes[6].inputs[1] = kNoValue;           // accumulate_grad's grad
+  g.nodes[0].inputs = g.add_ids({kNoValue});            // functional grads
+  g.nodes[1].inputs = g.add_ids({kNoValue, 6});         // validate_outputs
+  g.nodes[2].inputs = g.add_ids({kNoValue, kNoValue});  // accumulate
+  g.id(g.nodes[6].inputs, 1) = kNoValue;           // accumulate_grad's grad
   test::edit_args(g, 0, [](std::vector<Arg>& a) { a[0] = Arg::tensor(kNoValue); });  // saved
   g.outputs = {kNoValue};
   EXPECT_NO_THROW(validate_graph(g));
+}
+
+// A node's names and ids live in its graph's tables: names once each, ids through ranges.
+TEST(GraphTables, NamesAreInternedAndIdsAreReadThroughRanges) {
+  Graph g;
+  const Node a = g.make_node(NodeKind::kFunctional, "MulBackward0", {0}, {}, {1});
+  const Node b = g.make_node(NodeKind::kFunctional, "MulBackward0", {1, kNoValue}, {}, {2});
+  EXPECT_EQ(a.op, b.op);
+  EXPECT_EQ(g.op(b), "MulBackward0");
+  EXPECT_EQ(g.overload(b), "");
+  EXPECT_EQ(g.name(12345), "");  // outside the table: validation names it
+  EXPECT_EQ(g.ids(b.inputs).vec(), (std::vector<ValueId>{1, kNoValue}));
+  const IdRange copy = g.add_ids(g.ids(b.inputs));  // read from the pool it grows
+  EXPECT_EQ(g.ids(copy).vec(), (std::vector<ValueId>{1, kNoValue}));
+  g.id(copy, 1) = 7;
+  EXPECT_EQ(g.ids(copy).vec(), (std::vector<ValueId>{1, 7}));
+  EXPECT_EQ(g.ids(b.inputs).vec(), (std::vector<ValueId>{1, kNoValue}));
+  EXPECT_THROW(g.ids(IdRange{100, 1}), std::out_of_range);
+  EXPECT_THROW(g.id(b.inputs, 2), std::out_of_range);
 }
 
 }  // namespace

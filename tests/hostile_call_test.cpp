@@ -45,14 +45,14 @@ std::string run_error(const Case& c) {
 
 size_t node_of(const Graph& g, const std::string& op) {
   for (size_t i = 0; i < g.nodes.size(); ++i) {
-    if (g.nodes[i].op == op) return i;
+    if (g.op(g.nodes[i]) == op) return i;
   }
   throw std::runtime_error("no node " + op);
 }
 
 /// Position of the packed arg upstream names `name` in node `n` (from the generated rules).
 size_t position(const Graph& g, size_t n, const char* name) {
-  const std::string op = g.nodes.at(n).op.str();
+  const std::string op(g.op(g.nodes.at(n)));
   const detail::OpRules* rules = detail::find_op_rules(op);
   if (rules == nullptr) throw std::runtime_error("no rules for " + op);
   for (size_t j = 0; j < rules->names.size(); ++j) {
@@ -297,9 +297,9 @@ TEST(HostileCall, OpsReadingGradsByIndexGetTheirCountChecked) {
   Case c = capture_case({leaf({3, 4, 5})}, [](auto& p) {
     return (torch::group_norm(p[0], 2) * torch::randn({3, 4, 5})).sum();
   });
-  Node& n = c.cap.graph.nodes[node_of(c.cap.graph, "NativeGroupNormBackward0")];
-  const ValueId first = n.inputs[0];
-  n.inputs = {first};
+  Graph& g = c.cap.graph;
+  Node& n = g.nodes[node_of(g, "NativeGroupNormBackward0")];
+  n.inputs = g.add_ids({g.ids(n.inputs)[0]});
   EXPECT_TRUE(contains(load_error(c.cap.graph), "1 grads, the op reads 3"));
 }
 

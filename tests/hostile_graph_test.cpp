@@ -44,13 +44,10 @@ Graph aten_graph(const char* op, const char* overload, const std::vector<Arg>& a
   Graph g;
   g.torch_version = runtime_torch_version();
   g.inputs = {float_input("a", {2, 3}), float_input("b", {2, 3})};
-  Node n;
-  n.kind = NodeKind::kAten;
-  n.op = op;
-  n.overload = overload;
-  n.inputs = {0, 1};
-  n.args = g.arg_pool.append(args);
-  for (size_t k = 0; k < outputs; ++k) n.outputs.push_back(static_cast<ValueId>(2 + k));
+  std::vector<ValueId> defined;
+  for (size_t k = 0; k < outputs; ++k) defined.push_back(static_cast<ValueId>(2 + k));
+  Node n = g.make_node(NodeKind::kAten, op, {0, 1}, args, defined);
+  n.overload = g.intern(overload);
   g.nodes = {n};
   g.num_values = static_cast<int32_t>(2 + outputs);
   g.outputs = {2};
@@ -143,7 +140,7 @@ CapturedBackward capture_linear_split() {
 
 size_t node_of(const Graph& g, const std::string& op) {
   for (size_t i = 0; i < g.nodes.size(); ++i) {
-    if (g.nodes[i].op == op) return i;
+    if (g.op(g.nodes[i]) == op) return i;
   }
   throw std::runtime_error("no node " + op);
 }
@@ -215,7 +212,7 @@ size_t validated_functional(const Graph& g) {
   for (size_t i = 0; i + 1 < g.nodes.size(); ++i) {
     if (g.nodes[i].kind == NodeKind::kFunctional &&
         g.nodes[i + 1].kind == NodeKind::kValidateOutputs &&
-        g.nodes[i + 1].inputs == g.nodes[i].outputs) {
+        g.ids(g.nodes[i + 1].inputs) == g.ids(g.nodes[i].outputs)) {
       return i;
     }
   }
@@ -227,8 +224,8 @@ TEST(HostileFunctional, OutputsTheValidateOutputsAfterItDoesNotCheckAreRefusedAt
   CapturedBackward c = capture_linear_split();
   Graph& g = c.cap.graph;
   const size_t i = validated_functional(g);
-  const size_t declared = g.nodes[i].outputs.size();
-  g.nodes[i].outputs.push_back(g.num_values++);
+  const size_t declared = g.nodes[i].outputs.size;
+  test::edit_ids(g, i, &Node::outputs, [&](std::vector<ValueId>& v) { v.push_back(g.num_values++); });
   EXPECT_TRUE(contains(load_error(g), node_path(g, i) + ": " + std::to_string(declared + 1) +
                                           " outputs, but the validate_outputs after it checks " +
                                           std::to_string(declared)));
@@ -241,12 +238,13 @@ TEST(HostileFunctional, AResultCountTheOpDoesNotReturnFailsTheRunNotTheLoad) {
   CapturedBackward c = capture_linear_split();
   Graph& g = c.cap.graph;
   const size_t i = validated_functional(g);
-  const size_t returned = g.nodes[i].outputs.size();
+  const size_t returned = g.nodes[i].outputs.size;
   const ValueId extra = g.num_values++;
-  g.nodes[i].outputs.push_back(extra);
-  Node& validate = g.nodes[i + 1];  // passes the extra value through, with a copy of a metadata
-  validate.inputs.push_back(extra);
-  validate.outputs.push_back(g.num_values++);
+  test::edit_ids(g, i, &Node::outputs, [&](std::vector<ValueId>& v) { v.push_back(extra); });
+  // The validate_outputs passes the extra value through, with a copy of a metadata.
+  test::edit_ids(g, i + 1, &Node::inputs, [&](std::vector<ValueId>& v) { v.push_back(extra); });
+  test::edit_ids(g, i + 1, &Node::outputs,
+                 [&](std::vector<ValueId>& v) { v.push_back(g.num_values++); });
   test::edit_args(g, i + 1, [](std::vector<Arg>& args) {
     args.at(0).items.push_back(args.at(0).items.back());
   });
@@ -288,7 +286,7 @@ TEST(HostileFunctional, AnOpGivenFewerGradsThanItReadsIsRefused) {
 TEST(HostileFunctional, SplitSizesMustCoverEveryGrad) {
   CapturedBackward c = capture_linear_split();
   const size_t i = node_of(c.cap.graph, "SplitWithSizesBackward0");
-  ASSERT_EQ(c.cap.graph.nodes[i].inputs.size(), 2u);
+  ASSERT_EQ(c.cap.graph.nodes[i].inputs.size, 2u);
   test::ArgEdit split(c.cap.graph, i);
   split[4] = ints({1});
   EXPECT_TRUE(contains(load_error(split.commit()),

@@ -44,7 +44,7 @@ std::string load_error(const Graph& g, ExecutorOptions options = {}) {
 size_t first_functional(const Graph& g, const std::string& op = "") {
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& n = g.nodes[i];
-    if (n.kind == NodeKind::kFunctional && (op.empty() || n.op == op)) return i;
+    if (n.kind == NodeKind::kFunctional && (op.empty() || g.op(n) == op)) return i;
   }
   throw std::runtime_error("no functional node " + op);
 }
@@ -70,8 +70,8 @@ TEST(OpBinding, CaptureRecordsTheRegistrySchemaOfEveryOpItUses) {
   for (const Node& n : g.nodes) {
     if (n.kind != NodeKind::kFunctional) continue;
     bool found = false;
-    for (const OpSchema& s : g.op_schemas) found = found || s.op == n.op;
-    EXPECT_TRUE(found) << n.op;
+    for (const OpSchema& s : g.op_schemas) found = found || s.op == g.op(n);
+    EXPECT_TRUE(found) << g.op(n);
   }
   Graph copy = g;
   const OpSchema& mul = schema_of(copy, "MulBackward0");
@@ -83,7 +83,7 @@ TEST(OpBinding, UnknownOpsAreAllListedInOneError) {
   Graph g = linear_capture().graph;
   int renamed = 0;
   for (Node& n : g.nodes) {
-    if (n.kind == NodeKind::kFunctional) n.op = "NoSuchBackward" + std::to_string(renamed++ % 2);
+    if (n.kind == NodeKind::kFunctional) n.op = g.intern("NoSuchBackward" + std::to_string(renamed++ % 2));
   }
   ASSERT_GE(renamed, 2);
   const std::string msg = load_error<OpNotFoundError>(g);
@@ -95,15 +95,15 @@ TEST(OpBinding, UnknownAtenOpIsNamed) {
   Graph g = linear_capture().graph;
   Node aten;
   aten.kind = NodeKind::kAten;
-  aten.op = "aten::no_such_op";
-  aten.overload = "Tensor";
+  aten.op = g.intern("aten::no_such_op");
+  aten.overload = g.intern("Tensor");
   g.nodes.insert(g.nodes.begin(), aten);
   EXPECT_TRUE(test::contains(load_error<OpNotFoundError>(g), "aten::no_such_op.Tensor"));
 }
 
 TEST(OpBinding, AFunctionalOpWithoutRecordedSchemaIsRefused) {
   Graph g = linear_capture().graph;
-  const std::string op = g.nodes[first_functional(g)].op;
+  const std::string op(g.op(g.nodes[first_functional(g)]));
   g.op_schemas.erase(g.op_schemas.begin());  // sorted: the first is some op the graph uses
   const std::string msg = load_error<FormatError>(g);
   EXPECT_TRUE(test::contains(msg, "records no packed-args schema for op")) << msg;

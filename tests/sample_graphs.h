@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <string>
 #include <utility>
@@ -125,16 +126,21 @@ inline GraphInput tensor_input(std::string name, c10::ScalarType dtype, std::vec
   return in;
 }
 
-/// A node whose args are appended to `g`'s pool (push it onto g.nodes, or place it there).
-inline Node make_node(Graph& g, NodeKind kind, const std::string& op, std::vector<ValueId> inputs,
-                      const std::vector<Arg>& args, std::vector<ValueId> outputs) {
-  Node n;
-  n.kind = kind;
-  n.op = op;
-  n.inputs = std::move(inputs);
-  n.args = g.arg_pool.append(args);
-  n.outputs = std::move(outputs);
-  return n;
+/// A node on `g`'s tables (push it onto g.nodes, or place it there): Graph::make_node.
+inline Node make_node(Graph& g, NodeKind kind, const std::string& op,
+                      const std::vector<ValueId>& inputs, const std::vector<Arg>& args,
+                      const std::vector<ValueId>& outputs) {
+  return g.make_node(kind, op, inputs, args, outputs);
+}
+
+/// Node `i`'s inputs or outputs (`which`: &Node::inputs, &Node::outputs) as a vector, edited
+/// and written back (as a fresh range of the graph's value_ids).
+inline void edit_ids(Graph& g, size_t i, IdRange Node::*which,
+                     const std::function<void(std::vector<ValueId>&)>& edit) {
+  const c10::ArrayRef<ValueId> ids = g.ids(g.nodes.at(i).*which);
+  std::vector<ValueId> v(ids.begin(), ids.end());
+  edit(v);
+  g.nodes[i].*which = g.add_ids(v);
 }
 
 /// Node `i`'s args as trees, edited in place; `commit()` writes them back (before each load).
@@ -188,7 +194,7 @@ inline Graph sample_graph() {
   const Arg geometry = Arg::tuple({ints({2, 3}), ints({3, 1}), Arg::integer(0)});
   Node aten = make_node(g, NodeKind::kAten, "aten::mul", {11, 12},
                         {Arg::tensor(11), Arg::tensor(12)}, {13});
-  aten.overload = "Tensor";
+  aten.overload = g.intern("Tensor");
   g.nodes = {
       make_node(g, NodeKind::kFunctional, "MulBackward0", {0}, all_args, {5, 6}),
       make_node(g, NodeKind::kValidateOutputs, "", {5, 6},

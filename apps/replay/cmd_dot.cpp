@@ -60,10 +60,12 @@ std::vector<std::string> input_label(const GraphInput& in, size_t k) {
   return {std::to_string(k) + ": " + in.name, format_input(in)};
 }
 
-std::vector<std::string> node_label(const Node& n, size_t i, bool runs) {
+std::vector<std::string> node_label(const Graph& g, size_t i, bool runs) {
+  const Node& n = g.nodes[i];
   std::vector<std::string> lines{std::to_string(i) + " " + node_kind_name(n.kind)};
-  if (!n.op.empty() && n.op.str() != node_kind_name(n.kind)) {
-    lines.push_back(n.op.str() + (n.overload.empty() ? "" : "." + n.overload.str()));
+  const std::string op(g.op(n));
+  if (!op.empty() && op != node_kind_name(n.kind)) {
+    lines.push_back(op + (g.overload(n).empty() ? "" : "." + std::string(g.overload(n))));
   }
   if (!runs) lines.emplace_back("(elided at load)");
   return lines;
@@ -85,7 +87,7 @@ class DotWriter {
       producer_[k] = "i" + std::to_string(k);
     }
     for (size_t i = 0; i < g.nodes.size(); ++i) {
-      for (ValueId v : g.nodes[i].outputs) {
+      for (ValueId v : g.ids(g.nodes[i].outputs)) {
         if (v >= 0 && static_cast<size_t>(v) < producer_.size()) {
           producer_[static_cast<size_t>(v)] = "n" + std::to_string(i);
         }
@@ -117,8 +119,8 @@ class DotWriter {
     out_ += "  " + id + " [shape=box, style=\"filled" + (runs ? "" : ",dashed") +
             "\", fillcolor=\"" + (runs ? fill_of(n.kind) : "#f5f5f5") + "\"" +
             (runs ? "" : ", color=grey60, fontcolor=grey50") + ", label=\"" +
-            dot_label(node_label(n, i, runs)) + "\"];\n";
-    for (ValueId v : n.inputs) edge(v, id, "");
+            dot_label(node_label(g_, i, runs)) + "\"];\n";
+    for (ValueId v : g_.ids(n.inputs)) edge(v, id, "");
     std::vector<ValueId> refs;
     arg_refs(g_.args(n), refs);
     for (ValueId v : refs) edge(v, id, "style=dashed, ");

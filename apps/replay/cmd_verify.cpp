@@ -29,7 +29,9 @@ std::vector<std::string> ops_used(const Graph& g) {
   std::set<std::string> seen;
   for (const Node& n : g.nodes) {
     if (n.kind != NodeKind::kFunctional && n.kind != NodeKind::kAten) continue;
-    const std::string name = n.overload.empty() ? n.op : n.op + "." + n.overload;
+    const std::string name(g.overload(n).empty()
+                               ? std::string(g.op(n))
+                               : std::string(g.op(n)) + "." + std::string(g.overload(n)));
     if (seen.insert(name).second) ops.push_back(name);
   }
   return ops;

@@ -80,7 +80,7 @@ std::vector<std::pair<std::string, OpTime>> profile_by_op(const Graph& graph,
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const Node& n = graph.nodes[i];
     const std::string key = n.kind == NodeKind::kFunctional || n.kind == NodeKind::kAten
-                                ? n.op
+                                ? std::string(graph.op(n))
                                 : node_kind_name(n.kind);
     OpTime& t = by_op[key];
     t.seconds += profile.node_seconds()[i];

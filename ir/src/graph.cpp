@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 #include <utility>
 
 namespace ca {
@@ -27,11 +29,57 @@ void Graph::set_args(size_t i, const std::vector<Arg>& args) {
   }
 }
 
+c10::ArrayRef<ValueId> Graph::ids(IdRange r) const {
+  if (!holds(r)) {
+    throw std::out_of_range("ca::Graph::ids: range [" + std::to_string(r.first) + ", +" +
+                            std::to_string(r.size) + ") outside the " +
+                            std::to_string(value_ids.size()) + " value ids");
+  }
+  return {value_ids.data() + r.first, r.size};
+}
+
+ValueId& Graph::id(IdRange r, size_t k) {
+  if (k >= r.size) throw std::out_of_range("ca::Graph::id: index past the range");
+  (void)ids(r);  // range check
+  return value_ids[r.first + k];
+}
+
+IdRange Graph::add_ids(c10::ArrayRef<ValueId> ids) {
+  if (value_ids.size() + ids.size() > UINT32_MAX) {
+    throw std::length_error("ca::Graph: more than 2^32 - 1 value ids");
+  }
+  const std::vector<ValueId> copy(ids.begin(), ids.end());  // `ids` may view value_ids itself
+  const IdRange r{static_cast<uint32_t>(value_ids.size()), static_cast<uint32_t>(copy.size())};
+  value_ids.insert(value_ids.end(), copy.begin(), copy.end());
+  return r;
+}
+
+NameId Graph::intern(std::string_view name) {
+  if (const auto it = name_ids_.find(name); it != name_ids_.end()) return it->second;
+  if (names_.size() >= UINT32_MAX) throw std::length_error("ca::Graph: more than 2^32 - 1 names");
+  const auto id = static_cast<NameId>(names_.size());
+  names_.emplace_back(name);
+  name_ids_.emplace(names_.back(), id);
+  return id;
+}
+
+Node Graph::make_node(NodeKind kind, std::string_view op, c10::ArrayRef<ValueId> inputs,
+                      const std::vector<Arg>& args, c10::ArrayRef<ValueId> outputs) {
+  Node n;
+  n.kind = kind;
+  n.op = intern(op);
+  n.inputs = add_ids(inputs);
+  n.args = arg_pool.append(args);
+  n.outputs = add_ids(outputs);
+  return n;
+}
+
 bool Graph::node_equal(size_t i, const Graph& o, size_t j) const {
   const Node& a = nodes.at(i);
   const Node& b = o.nodes.at(j);
-  return a.kind == b.kind && a.op == b.op && a.overload == b.overload && a.inputs == b.inputs &&
-         a.outputs == b.outputs && args(a) == o.args(b);
+  return a.kind == b.kind && op(a) == o.op(b) && overload(a) == o.overload(b) &&
+         ids(a.inputs) == o.ids(b.inputs) && ids(a.outputs) == o.ids(b.outputs) &&
+         args(a) == o.args(b);
 }
 
 bool Graph::operator==(const Graph& o) const {
@@ -70,9 +118,11 @@ std::string node_path(const Graph& graph, size_t i) {
   const Node& n = graph.nodes[i];
   std::string path = "nodes[" + std::to_string(i) + "] (" + node_kind_name(n.kind);
   if (n.kind == NodeKind::kValidateOutputs) {
-    if (i > 0 && !graph.nodes[i - 1].op.empty()) path += " of " + graph.nodes[i - 1].op.str();
-  } else if (!n.op.empty()) {
-    path += " " + n.op.str();
+    if (i > 0 && !graph.op(graph.nodes[i - 1]).empty()) {
+      path += " of " + std::string(graph.op(graph.nodes[i - 1]));
+    }
+  } else if (!graph.op(n).empty()) {
+    path += " " + std::string(graph.op(n));
   }
   return path + ")";
 }
@@ -80,8 +130,8 @@ std::string node_path(const Graph& graph, size_t i) {
 std::vector<size_t> grad_targets(const Graph& graph) {
   std::vector<size_t> targets;
   for (const Node& n : graph.nodes) {
-    if (n.kind != NodeKind::kAccumulateGrad || n.inputs.empty()) continue;
-    const auto k = static_cast<size_t>(n.inputs[0]);
+    if (n.kind != NodeKind::kAccumulateGrad || n.inputs.size == 0) continue;
+    const auto k = static_cast<size_t>(graph.ids(n.inputs)[0]);
     if (std::find(targets.begin(), targets.end(), k) == targets.end()) targets.push_back(k);
   }
   return targets;

@@ -25,7 +25,7 @@ constexpr size_t kMaxString = 40;
 
 std::string value(ValueId id) { return id == kNoValue ? "undef" : "%" + std::to_string(id); }
 
-std::string values(const std::vector<ValueId>& ids) {
+std::string values(c10::ArrayRef<ValueId> ids) {
   std::string out = "(";
   for (size_t i = 0; i < ids.size(); ++i) out += (i ? ", " : "") + value(ids[i]);
   return out + ")";
@@ -117,7 +117,7 @@ std::string items(const ArgRefs& args, size_t step, const char* sep, size_t limi
 }
 
 /// `s` with backslash, quote and control bytes escaped (UTF-8 passes through).
-std::string escaped(const std::string& s) {
+std::string escaped(std::string_view s) {
   std::string out;
   for (const char ch : s) {
     const auto c = static_cast<unsigned char>(ch);
@@ -162,9 +162,11 @@ std::string input_line(const GraphInput& in, size_t i) {
 
 std::string node_line(const Graph& g, const Node& n, size_t index) {
   std::string s = "  " + std::to_string(index) + " " + node_kind_name(n.kind);
-  if (!n.op.empty())
-    s += " " + escaped(n.op) + (n.overload.empty() ? "" : "." + escaped(n.overload));
-  s += " " + values(n.inputs) + " -> " + values(n.outputs);
+  if (!g.op(n).empty()) {
+    s += " " + escaped(g.op(n)) +
+         (g.overload(n).empty() ? "" : "." + escaped(g.overload(n)));
+  }
+  s += " " + values(g.ids(n.inputs)) + " -> " + values(g.ids(n.outputs));
   if (!g.arg_pool.holds(n.args)) return s + " [args: not a range of the pool]";
   const ArgRefs args = g.args(n);
   if (args.empty()) return s;

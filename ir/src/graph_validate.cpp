@@ -70,33 +70,33 @@ void check_arity(const Graph& g, const Node& n, const FieldPath& path) {
   switch (n.kind) {
     case NodeKind::kFunctional:
     case NodeKind::kAten:
-      if (n.op.empty()) throw FormatError(path + ".op: empty op name");
+      if (g.op(n).empty()) throw FormatError(path + ".op: empty op name");
       break;
     case NodeKind::kValidateOutputs:
       check_count(args.size(), 1, path(".args"), "args");
-      check_count(n.outputs.size(), n.inputs.size(), path(".outputs"),
+      check_count(n.outputs.size, n.inputs.size, path(".outputs"),
                   "outputs for as many inputs");
       break;
     case NodeKind::kAccumulate:
-      check_count(n.inputs.size(), 2, path(".inputs"), "inputs");
-      check_count(n.outputs.size(), 1, path(".outputs"), "outputs");
+      check_count(n.inputs.size, 2, path(".inputs"), "inputs");
+      check_count(n.outputs.size, 1, path(".outputs"), "outputs");
       break;
     case NodeKind::kAccumulateGrad:
-      check_count(n.inputs.size(), 2, path(".inputs"), "inputs");
-      check_count(n.outputs.size(), 0, path(".outputs"), "outputs");
+      check_count(n.inputs.size, 2, path(".inputs"), "inputs");
+      check_count(n.outputs.size, 0, path(".outputs"), "outputs");
       check_count(args.size(), 1, path(".args"), "args");
       if (args[0].kind() != Arg::Kind::kBool) {
         throw FormatError(path + ".args[0]: has_post_hooks must be a bool");
       }
       break;
     case NodeKind::kCopySlicesPrologue:
-      check_count(n.inputs.size(), 1, path(".inputs"), "inputs");
-      check_count(n.outputs.size(), 3, path(".outputs"), "outputs");
+      check_count(n.inputs.size, 1, path(".inputs"), "inputs");
+      check_count(n.outputs.size, 3, path(".outputs"), "outputs");
       check_count(args.size(), 2, path(".args"), "args");
       break;
     case NodeKind::kCopySlicesEpilogue:
-      if (n.inputs.size() < 2) {
-        throw FormatError(path + ".inputs: " + std::to_string(n.inputs.size()) +
+      if (n.inputs.size < 2) {
+        throw FormatError(path + ".inputs: " + std::to_string(n.inputs.size) +
                           " inputs, expected at least 2 (result, grad_slice, res...)");
       }
       check_count(args.size(), 1, path(".args"), "args");
@@ -139,6 +139,7 @@ class Validator {
  private:
   void check_header();
   void check_input(size_t i);
+  void check_tables(size_t n);
   void collect_definitions();
   void check_node(size_t n);
   void check_use(ValueId id, int node, const FieldPath& path, bool may_be_undefined);
@@ -184,7 +185,10 @@ void Validator::check_op_schemas() {
 void Validator::check_header() {
   const size_t inputs = g_.inputs.size();
   size_t slots = 0;
-  for (const Node& n : g_.nodes) slots += n.outputs.size();
+  for (size_t n = 0; n < g_.nodes.size(); ++n) {
+    check_tables(n);
+    slots += g_.nodes[n].outputs.size;
+  }
   const size_t max_values = static_cast<size_t>(std::numeric_limits<ValueId>::max());
   if (inputs > max_values || slots > max_values - inputs) {
     throw FormatError("graph: " + std::to_string(inputs) + " inputs and " + std::to_string(slots) +
@@ -197,6 +201,26 @@ void Validator::check_header() {
         "num_values: " + std::to_string(g_.num_values) + " out of range " +
         range(static_cast<int64_t>(inputs), static_cast<int64_t>(inputs + slots) + 1) + " (" +
         std::to_string(inputs) + " inputs, " + std::to_string(slots) + " node output slots)");
+  }
+}
+
+/// A node's names and id ranges lie in the graph's tables (what the reader builds always does;
+/// a graph built in memory may not).
+void Validator::check_tables(size_t n) {
+  const Node& node = g_.nodes[n];
+  const FieldPath path("nodes", n);
+  for (const auto& [name, id] : {std::pair{".op", node.op}, std::pair{".overload", node.overload}}) {
+    if (!g_.has_name(id)) {
+      throw FormatError(path + name + ": name id " + std::to_string(id) +
+                        " is not in the graph's name table");
+    }
+  }
+  for (const auto& [name, r] : {std::pair{".inputs", node.inputs}, std::pair{".outputs", node.outputs}}) {
+    if (!g_.holds(r)) {
+      throw FormatError(path + name + ": range [" + std::to_string(r.first) + ", +" +
+                        std::to_string(r.size) + ") is not a range of the " +
+                        std::to_string(g_.value_ids.size()) + " value ids");
+    }
   }
 }
 
@@ -235,7 +259,7 @@ void Validator::collect_definitions() {
                         std::to_string(g_.arg_pool.records()) + " records)");
     }
     check_arity(g_, node, path);
-    const IdList& outs = node.outputs;
+    const c10::ArrayRef<ValueId> outs = g_.ids(node.outputs);
     for (size_t k = 0; k < outs.size(); ++k) {
       const ValueId id = outs[k];
       if (id == kNoValue) continue;
@@ -263,13 +287,14 @@ void Validator::check_node(size_t n) {
   const Node& node = g_.nodes[n];
   const FieldPath path("nodes", n);
   const int index = static_cast<int>(n);
-  for (size_t k = 0; k < node.inputs.size(); ++k) {
-    check_use(node.inputs[k], index, path(".inputs", k), input_may_be_undefined(node.kind, k));
+  const c10::ArrayRef<ValueId> inputs = g_.ids(node.inputs);
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    check_use(inputs[k], index, path(".inputs", k), input_may_be_undefined(node.kind, k));
   }
   size_t k = 0;
   for (ArgRef a : g_.args(node)) check_arg(a, index, path(".args", k++), 1);
   if (node.kind == NodeKind::kAccumulateGrad) {
-    const ValueId var = node.inputs[0];
+    const ValueId var = inputs[0];
     if (var >= static_cast<ValueId>(g_.inputs.size())) {
       throw FormatError(path + ".inputs[0]: value id " + std::to_string(var) +
                         " is not a graph input; accumulate_grad writes into a parameter input");

@@ -52,18 +52,28 @@ class Reader {
   std::string str(const flatbuffers::String* s, const FieldPath& path) {
     return std::string(view(s, path));
   }
-  /// Value ids into `Ids` (a node's IdList or the graph's std::vector), sized exactly.
-  template <typename Ids>
-  Ids ids(const Vector<int32_t>* v, const FieldPath& path) {
+  /// The graph's output ids, sized exactly.
+  std::vector<ValueId> ids(const Vector<int32_t>* v, const FieldPath& path) {
     if (v == nullptr) return {};
     charge(size_t{4} * v->size(), path);
-    return Ids(v->begin(), v->end());
+    return {v->begin(), v->end()};
+  }
+  /// A node's ids, appended to the graph's value_ids.
+  IdRange ids(const Vector<int32_t>* v, const FieldPath& path, Graph& g) {
+    if (v == nullptr) return {};
+    charge(size_t{4} * v->size(), path);
+    if (g.value_ids.size() + v->size() > UINT32_MAX) {
+      throw FormatError(path + ": more than 2^32 - 1 value ids in the graph");
+    }
+    const IdRange r{static_cast<uint32_t>(g.value_ids.size()), v->size()};
+    g.value_ids.insert(g.value_ids.end(), v->begin(), v->end());
+    return r;
   }
   ArgType type(const fb::ArgType* t, const FieldPath& path);
   Arg arg(const fb::Arg& a, const FieldPath& path);
   TensorMeta meta(const fb::TensorMeta& m, const FieldPath& path);
   GraphInput input(const fb::GraphInput& in, const FieldPath& path);
-  Node node(const fb::Node& n, const FieldPath& path, ArgPool& pool);
+  Node node(const fb::Node& n, const FieldPath& path, Graph& g);
   size_t count_records(const fb::Arg& a, size_t cap);
   OpSchema op_schema(const fb::OpSchema& o, const FieldPath& path);
 
@@ -170,21 +180,21 @@ GraphInput Reader::input(const fb::GraphInput& in, const FieldPath& path) {
   return out;
 }
 
-Node Reader::node(const fb::Node& n, const FieldPath& path, ArgPool& pool) {
+Node Reader::node(const fb::Node& n, const FieldPath& path, Graph& g) {
   charge(4, path);
   Node out;
   out.kind = checked<NodeKind>(n.kind(), path(".kind"));
-  out.op = view(n.op(), path(".op"));
-  out.overload = view(n.overload(), path(".overload"));
-  out.inputs = ids<IdList>(n.inputs(), path(".inputs"));
+  out.op = g.intern(view(n.op(), path(".op")));
+  out.overload = g.intern(view(n.overload(), path(".overload")));
+  out.inputs = ids(n.inputs(), path(".inputs"), g);
   if (const auto* args = n.args()) {
     charge(size_t{4} * args->size(), path(".args"));
-    out.args = pool.next_range();
+    out.args = g.arg_pool.next_range();
     for (size_t i = 0; i < args->size(); ++i) {
-      pool.append_to(out.args, arg(*args->Get(i), path(".args", i)));
+      g.arg_pool.append_to(out.args, arg(*args->Get(i), path(".args", i)));
     }
   }
-  out.outputs = ids<IdList>(n.outputs(), path(".outputs"));
+  out.outputs = ids(n.outputs(), path(".outputs"), g);
   return out;
 }
 
@@ -223,20 +233,24 @@ Graph Reader::graph(const fb::Graph& g) {
     out.nodes.reserve(nodes->size());
     // Sized once: a growing pool would hold its old and new arrays at the load's peak.
     size_t records = 0;
-    const size_t cap = budget_ / 4;  // each record charges at least 4
+    size_t value_ids = 0;
+    const size_t cap = budget_ / 4;  // each record and id charges at least 4
     for (size_t i = 0; i < nodes->size() && records <= cap; ++i) {
-      if (const auto* args = nodes->Get(i)->args()) {
+      const fb::Node& n = *nodes->Get(i);
+      for (const auto* v : {n.inputs(), n.outputs()}) value_ids += v == nullptr ? 0 : v->size();
+      if (const auto* args = n.args()) {
         for (size_t k = 0; k < args->size() && records <= cap; ++k) {
           records += count_records(*args->Get(k), cap - records + 1);
         }
       }
     }
     if (records <= cap) out.arg_pool.reserve(records);
+    if (value_ids <= cap) out.value_ids.reserve(value_ids);
     for (size_t i = 0; i < nodes->size(); ++i) {
-      out.nodes.push_back(node(*nodes->Get(i), FieldPath("nodes", i), out.arg_pool));
+      out.nodes.push_back(node(*nodes->Get(i), FieldPath("nodes", i), out));
     }
   }
-  out.outputs = ids<std::vector<ValueId>>(g.outputs(), FieldPath("outputs"));
+  out.outputs = ids(g.outputs(), FieldPath("outputs"));
   if (const auto* schemas = g.op_schemas()) {
     charge(size_t{4} * schemas->size(), FieldPath("op_schemas"));
     out.op_schemas.reserve(schemas->size());

@@ -35,12 +35,10 @@ class Writer {
     add(v);
     if (force) fbb_.ForceDefaults(false);
   }
-  Offset<flatbuffers::String> string(const std::string& s) {
-    return s.empty() ? 0 : fbb_.CreateString(s);
+  Offset<flatbuffers::String> string(std::string_view s) {
+    return s.empty() ? 0 : fbb_.CreateString(s.data(), s.size());
   }
-  /// `v` is a node's IdList or the graph's std::vector of output ids.
-  template <typename Ids>
-  Offset<Vector<int32_t>> ids(const Ids& v) {
+  Offset<Vector<int32_t>> ids(c10::ArrayRef<ValueId> v) {
     return v.empty() ? 0 : fbb_.CreateVector(v.data(), v.size());
   }
   Offset<fb::ArgType> type(const ArgType& t);
@@ -115,12 +113,17 @@ Offset<fb::GraphInput> Writer::input(const GraphInput& in) {
 
 Offset<fb::Node> Writer::node(const Graph& g, size_t i) {
   const Node& n = g.nodes[i];
-  const auto op = string(n.op);
-  const auto overload = string(n.overload);
-  const auto inputs = ids(n.inputs);
+  const auto op = string(g.op(n));
+  const auto overload = string(g.overload(n));
   if (!g.arg_pool.holds(n.args)) {
     throw Error("nodes[" + std::to_string(i) + "].args: not a range of the graph's arg pool");
   }
+  for (const IdRange r : {n.inputs, n.outputs}) {
+    if (!g.holds(r)) {
+      throw Error("nodes[" + std::to_string(i) + "]: ids not a range of the graph's value ids");
+    }
+  }
+  const auto inputs = ids(g.ids(n.inputs));
   Offset<Vector<Offset<fb::Arg>>> args = 0;
   if (const ArgRefs node_args = g.args(n); !node_args.empty()) {
     std::vector<Offset<fb::Arg>> v;
@@ -128,7 +131,7 @@ Offset<fb::Node> Writer::node(const Graph& g, size_t i) {
     for (ArgRef a : node_args) v.push_back(arg(a));
     args = fbb_.CreateVector(v);
   }
-  const auto outputs = ids(n.outputs);
+  const auto outputs = ids(g.ids(n.outputs));
   return fb::CreateNode(fbb_, static_cast<fb::NodeKind>(n.kind), op, overload, inputs, args,
                         outputs);
 }

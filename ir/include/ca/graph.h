@@ -7,21 +7,30 @@
 #include <c10/core/Device.h>
 #include <c10/core/ScalarType.h>
 
+#include <c10/util/ArrayRef.h>
+
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ca/arg.h"
-#include "ca/compact_string.h"
-#include "ca/compact_vector.h"
 
 namespace ca {
 
 /// Version of the on-disk format this build reads and writes.
 /// Format 2 records each functional op's packed-args schema (Graph::op_schemas).
 inline constexpr uint32_t kFormatVersion = 2;
-/// A node's input or output value ids: up to two inline, no heap block for most nodes.
-using IdList = CompactVector<ValueId, 2>;
+/// A name in a graph's name table (Graph::name): a node's op or overload. 0 is the empty name.
+using NameId = uint32_t;
+
+/// A node's input or output value ids: a run of Graph::value_ids, read through Graph::ids.
+struct IdRange {
+  uint32_t first = 0;
+  uint32_t size = 0;
+};
 
 /// A TensorMeta size that any size matches: a dimension of a graph exported with dynamic shapes.
 inline constexpr int64_t kDynamicSize = -1;
@@ -69,14 +78,15 @@ enum class NodeKind : uint8_t {
 /// Printable name of a node kind ("functional", "validate_outputs", ...).
 const char* node_kind_name(NodeKind kind);
 
-/// One step of the graph.
+/// One step of the graph. Its names, ids and args live in the graph's tables (a million-node
+/// graph holds 40 bytes a node plus what it refers to); read them through the Graph.
 struct Node {
   NodeKind kind = NodeKind::kFunctional;
-  ArgRange args;     ///< in Graph::arg_pool, read through Graph::args (beside `kind`: one word)
-  CompactString op;  ///< kFunctional: op name; kAten: qualified name ("aten::mul")
-  CompactString overload;  ///< kAten: overload name ("Tensor"), may be empty
-  IdList inputs;
-  IdList outputs;  ///< values defined here; kNoValue where a result is unused
+  ArgRange args;         ///< in Graph::arg_pool, read through Graph::args
+  NameId op = 0;         ///< kFunctional: op name; kAten: qualified name ("aten::mul")
+  NameId overload = 0;   ///< kAten: overload name ("Tensor"), may be empty
+  IdRange inputs;        ///< in Graph::value_ids, read through Graph::ids
+  IdRange outputs;       ///< values defined here; kNoValue where a result is unused
 };
 
 /// The packed-args schema of one functional op as the capturing torch reported it to upstream's
@@ -102,6 +112,7 @@ struct Graph {
   std::vector<GraphInput> inputs;  ///< value ids [0, inputs.size())
   std::vector<Node> nodes;         ///< in execution order
   ArgPool arg_pool;                ///< every node's packed args
+  std::vector<ValueId> value_ids;  ///< every node's input and output ids, in IdRanges
   std::vector<ValueId> outputs;    ///< values returned by a replay
   /// One per functional op name the nodes use, sorted by name (capture fills it).
   std::vector<OpSchema> op_schemas;
@@ -113,14 +124,46 @@ struct Graph {
   /// Node `n`'s args (`n` one of `nodes`).
   ArgRefs args(const Node& n) const { return arg_pool.refs(n.args); }
   ArgRefs args(size_t i) const { return arg_pool.refs(nodes.at(i).args); }
+  /// A node on this graph's tables: `op` interned, `inputs`, `args` and `outputs` appended to the
+  /// pools. Push it onto `nodes` (or place it there): how builders make nodes.
+  Node make_node(NodeKind kind, std::string_view op, c10::ArrayRef<ValueId> inputs,
+                 const std::vector<Arg>& args, c10::ArrayRef<ValueId> outputs);
   /// Replaces node `i`'s args, for tools and tests that edit a graph (the records of later
   /// nodes move; their ranges follow). Builders append: `n.args = g.arg_pool.append(args)`.
   void set_args(size_t i, const std::vector<Arg>& args);
+
+  /// Whether `r` lies within value_ids.
+  bool holds(IdRange r) const {
+    return r.first <= value_ids.size() && r.size <= value_ids.size() - r.first;
+  }
+  /// The ids of range `r` (a node's inputs or outputs). Throws std::out_of_range for a range
+  /// outside value_ids (graph validation reports such a node first).
+  c10::ArrayRef<ValueId> ids(IdRange r) const;
+  /// Id `k` of range `r`, to rewire a node in place (tools, tests). Throws std::out_of_range.
+  ValueId& id(IdRange r, size_t k);
+  /// Appends `ids` to value_ids and returns their range: how builders set a node's inputs and
+  /// outputs (`n.inputs = g.add_ids({a, b})`). A replaced range stays in the pool, unread.
+  IdRange add_ids(c10::ArrayRef<ValueId> ids);
+
+  /// The id of `name` in this graph's name table, added if new.
+  NameId intern(std::string_view name);
+  /// Name `id` of the table ("" for an id the table does not hold: validation reports it).
+  std::string_view name(NameId id) const {
+    return id < names_.size() ? std::string_view(names_[id]) : std::string_view();
+  }
+  /// Whether the name table holds `id`.
+  bool has_name(NameId id) const { return id < names_.size(); }
+  std::string_view op(const Node& n) const { return name(n.op); }
+  std::string_view overload(const Node& n) const { return name(n.overload); }
 
   /// Node `i` of this graph and node `j` of `o` hold the same kind, op, values and args.
   bool node_equal(size_t i, const Graph& o, size_t j) const;
   /// Equal content (arg records may lie elsewhere in the pools).
   bool operator==(const Graph& o) const;
+
+ private:
+  std::vector<std::string> names_{""};                  // by NameId; 0 is ""
+  std::map<std::string, NameId, std::less<>> name_ids_{{"", 0}};  // interning index
 };
 
 /// How every message names node `i` of `graph`: "nodes[17] (functional MulBackward0)"; a

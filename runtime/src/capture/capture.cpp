@@ -45,11 +45,9 @@ class InputBuffers {
       slot = proxy;
       return;
     }
-    ca::Node sum;
-    sum.kind = NodeKind::kAccumulate;
-    sum.inputs = {builder_->id_of(slot, "accumulate"), builder_->id_of(proxy, "accumulate")};
-    sum.outputs = {builder_->define_like(slot, &slot)};
-    builder_->add_node(std::move(sum));
+    const std::vector<ValueId> inputs{builder_->id_of(slot, "accumulate"),
+                                      builder_->id_of(proxy, "accumulate")};
+    builder_->add_node(NodeKind::kAccumulate, "", inputs, {}, {builder_->define_like(slot, &slot)});
   }
 
   /// The gradient gathered so far for input `input_nr` of `fn` (undefined if none).
@@ -110,18 +108,18 @@ void bind_inputs(CaptureState& st) {
 // validate_outputs, emitted after each node with the metadata of its next edges.
 variable_list record_validate(CaptureState& st, AgNode& fn, const MetadataList& metadata,
                               const variable_list& outputs) {
-  ca::Node v;
-  v.kind = NodeKind::kValidateOutputs;
-  v.op = "validate_outputs";
   const Arg metadata_arg = detail::constant_arg_from_ivalue(
       dyn::IValuePacker<MetadataList>::pack(metadata),
       dyn::IValuePacker<MetadataList>::packed_type(), fn.name() + " output metadata");
   variable_list validated(outputs.size());
+  std::vector<ValueId> inputs;
+  std::vector<ValueId> defined;
   for (size_t i = 0; i < outputs.size(); ++i) {
-    v.inputs.push_back(st.builder.id_of(outputs[i], fn.name() + " outputs"));
-    v.outputs.push_back(st.builder.define_like(outputs[i], &validated[i]));
+    inputs.push_back(st.builder.id_of(outputs[i], fn.name() + " outputs"));
+    defined.push_back(st.builder.define_like(outputs[i], &validated[i]));
   }
-  st.builder.add_node(std::move(v), {metadata_arg});
+  st.builder.add_node(NodeKind::kValidateOutputs, "validate_outputs", inputs, {metadata_arg},
+                      defined);
   return validated;
 }
 
@@ -224,7 +222,7 @@ void refuse_saved_data_history(const CaptureResult& cap) {
   for (size_t i = 0; i < cap.graph.nodes.size(); ++i) {
     const Node& n = cap.graph.nodes[i];
     const ArgRefs args = cap.graph.args(n);
-    if (n.kind != NodeKind::kFunctional || custom.count(n.op.str()) == 0 || args.empty()) {
+    if (n.kind != NodeKind::kFunctional || custom.count(std::string(cap.graph.op(n))) == 0 || args.empty()) {
       continue;
     }
     const ArgRef keys = args[0];
@@ -244,7 +242,7 @@ void refuse_saved_data_history(const CaptureResult& cap) {
     std::string which;
     for (const std::string& o : offending) which += (which.empty() ? "" : ", ") + o;
     throw CaptureError(
-        "node " + std::to_string(i) + " (custom function " + n.op.str() + "): " + which +
+        "node " + std::to_string(i) + " (custom function " + std::string(cap.graph.op(n)) + "): " + which +
         " holds a tensor that requires grad. A graph keeps its values but not its autograd "
         "history, so a backward that differentiates through it (a reentrant backward, as "
         "checkpointing runs) would fail at replay. Store it detached if the backward only reads "

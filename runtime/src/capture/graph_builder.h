@@ -32,10 +32,10 @@ class GraphBuilder {
   /// The proxy standing for a value.
   const at::Tensor& proxy(ValueId id) const { return proxies_.at(static_cast<size_t>(id)); }
 
-  /// Appends `node` with its packed `args`.
-  void add_node(Node node, const std::vector<Arg>& args = {}) {
-    node.args = graph_.arg_pool.append(args);
-    graph_.nodes.push_back(std::move(node));
+  /// Appends a node with its packed `args`.
+  void add_node(NodeKind kind, std::string_view op, const std::vector<ValueId>& inputs,
+                const std::vector<Arg>& args, const std::vector<ValueId>& outputs) {
+    graph_.nodes.push_back(graph_.make_node(kind, op, inputs, args, outputs));
   }
   /// Records the packed-args schema of a functional op the graph uses (first one per name wins).
   void note_op_schema(OpSchema schema);

@@ -59,11 +59,7 @@ variable_list Recorder::call_function(const std::string& fn_name, const variable
     recorded.args.push_back(arg_type_of(schema[i], fn_name + " schema[" + std::to_string(i) + "]"));
   }
   builder_->note_op_schema(std::move(recorded));
-  Node node;
   std::vector<Arg> args;
-  node.kind = NodeKind::kFunctional;
-  node.op = fn_name;
-  node.inputs = ids_of(inputs, fn_name);
   auto id = [&](const at::Tensor& t) { return builder_->id_of(t, fn_name + " packed args"); };
   for (size_t i = 0; i < packed_args.size(); ++i) {
     const c10::TypePtr declared = i < schema.size() ? schema[i] : nullptr;
@@ -71,6 +67,7 @@ variable_list Recorder::call_function(const std::string& fn_name, const variable
                                    fn_name + ".args[" + std::to_string(i) + "]"));
   }
   variable_list outputs;
+  std::vector<ValueId> defined;
   for (const auto& md : dyn::IValuePacker<MetadataList>::unpack(output_metadata)) {
     at::Tensor proxy;
     ValueId out = kNoValue;
@@ -78,10 +75,10 @@ variable_list Recorder::call_function(const std::string& fn_name, const variable
       const auto sizes = concrete(md->shape_as_dim_vector());
       out = builder_->define(sizes, c10::typeMetaToScalarType(md->dtype()), &proxy);
     }
-    node.outputs.push_back(out);
+    defined.push_back(out);
     outputs.push_back(proxy);
   }
-  builder_->add_node(std::move(node), args);
+  builder_->add_node(NodeKind::kFunctional, fn_name, ids_of(inputs, fn_name), args, defined);
   return outputs;
 }
 
@@ -89,10 +86,7 @@ variable_list Recorder::copy_slices_prologue(const variable_list& inputs,
                                              const at::TensorGeometry& base,
                                              const at::TensorGeometry& view) {
   observe("copy_slices_prologue");
-  Node node;
   std::vector<Arg> args;
-  node.kind = NodeKind::kCopySlicesPrologue;
-  node.inputs = ids_of({inputs.at(0)}, "CopySlices");
   for (const at::TensorGeometry* g : {&base, &view}) {
     args.push_back(constant_arg_from_ivalue(dyn::IValuePacker<at::TensorGeometry>::pack(*g),
                                             dyn::IValuePacker<at::TensorGeometry>::packed_type(),
@@ -100,13 +94,14 @@ variable_list Recorder::copy_slices_prologue(const variable_list& inputs,
   }
   const auto dtype = inputs.at(0).scalar_type();
   variable_list out(3);
-  node.outputs.push_back(
+  std::vector<ValueId> defined;
+  defined.push_back(
       builder_->define(concrete(base.sym_sizes()), concrete(base.sym_strides()), dtype, &out[0]));
   const auto view_sizes = concrete(view.sym_sizes());
-  node.outputs.push_back(
-      builder_->define(view_sizes, concrete(view.sym_strides()), dtype, &out[1]));
-  node.outputs.push_back(builder_->define(view_sizes, dtype, &out[2]));
-  builder_->add_node(std::move(node), args);
+  defined.push_back(builder_->define(view_sizes, concrete(view.sym_strides()), dtype, &out[1]));
+  defined.push_back(builder_->define(view_sizes, dtype, &out[2]));
+  builder_->add_node(NodeKind::kCopySlicesPrologue, "", ids_of({inputs.at(0)}, "CopySlices"), args,
+                     defined);
   return out;
 }
 
@@ -114,23 +109,21 @@ variable_list Recorder::copy_slices_epilogue(const std::vector<bool>& needs_inpu
                                              const at::Tensor& result, const variable_list& res,
                                              const at::Tensor& grad_slice) {
   observe("copy_slices_epilogue");
-  Node node;
   std::vector<Arg> args;
-  node.kind = NodeKind::kCopySlicesEpilogue;
   variable_list ins{result, grad_slice};
   ins.insert(ins.end(), res.begin(), res.end());
-  node.inputs = ids_of(ins, "CopySlices epilogue");
   std::vector<Arg> bools;
   bools.reserve(needs_input_grad.size());
   for (bool b : needs_input_grad) bools.push_back(Arg::boolean(b));
   args.push_back(Arg::list(ArgType{ArgType::Kind::kBool, {}}, std::move(bools)));
   variable_list outputs(needs_input_grad.size());
+  std::vector<ValueId> defined;
   for (size_t i = 0; i < needs_input_grad.size(); ++i) {
     const at::Tensor& like = i == 0 ? result : (i < res.size() ? res[i] : at::Tensor());
-    node.outputs.push_back(needs_input_grad[i] ? builder_->define_like(like, &outputs[i])
-                                               : kNoValue);
+    defined.push_back(needs_input_grad[i] ? builder_->define_like(like, &outputs[i]) : kNoValue);
   }
-  builder_->add_node(std::move(node), args);
+  builder_->add_node(NodeKind::kCopySlicesEpilogue, "", ids_of(ins, "CopySlices epilogue"), args,
+                     defined);
   return outputs;
 }
 
@@ -144,13 +137,9 @@ at::Tensor Recorder::unpack_saved(std::optional<size_t>, size_t) {
 at::Tensor Recorder::accumulate_grad(const at::Tensor& variable, const at::Tensor&,
                                      const at::Tensor& grad, bool has_post_hooks) {
   observe("accumulate_grad");
-  Node node;
-  std::vector<Arg> args;
-  node.kind = NodeKind::kAccumulateGrad;
-  node.op = "AccumulateGrad";
-  node.inputs = ids_of({variable, grad}, "AccumulateGrad");
-  args.push_back(Arg::boolean(has_post_hooks));
-  builder_->add_node(std::move(node), args);
+  builder_->add_node(NodeKind::kAccumulateGrad, "AccumulateGrad",
+                     ids_of({variable, grad}, "AccumulateGrad"), {Arg::boolean(has_post_hooks)},
+                     {});
   return at::Tensor();
 }
 

@@ -25,7 +25,7 @@ std::string cuda_graph_refusal(const Graph& g, const DevicePlacement& p) {
     const Node& n = g.nodes[i];
     if (n.kind != NodeKind::kFunctional) continue;
     for (const OpSchema& s : g.op_schemas) {
-      if (s.op == n.op && s.is_custom_function) {
+      if (s.op == g.op(n) && s.is_custom_function) {
         return node_path(g, i) + " runs custom function " + s.op +
                ", whose body a CUDA graph cannot be trusted to hold (host work, syncs)";
       }

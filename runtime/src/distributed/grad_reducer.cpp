@@ -28,8 +28,8 @@ std::vector<GradWrite> grad_writes(const Executor& executor) {
   std::vector<size_t> slot(g.inputs.size(), SIZE_MAX);  // by graph input: its entry in `writes`
   for (size_t n = 0; n < g.nodes.size(); ++n) {
     const Node& node = g.nodes[n];
-    if (node.kind != NodeKind::kAccumulateGrad || node.inputs.empty()) continue;
-    const auto input = static_cast<size_t>(node.inputs[0]);  // verified: a graph input
+    if (node.kind != NodeKind::kAccumulateGrad || node.inputs.size == 0) continue;
+    const auto input = static_cast<size_t>(g.ids(node.inputs)[0]);  // verified: a graph input
     if (slot[input] == SIZE_MAX) {
       slot[input] = writes.size();
       writes.push_back({input, n});

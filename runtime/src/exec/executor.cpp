@@ -54,7 +54,7 @@ void check_input(const GraphInput& gi, size_t k, const at::Tensor& t) {
 // "nodes[17] (functional MulBackward0) on inputs (%3 Float[2, 4] on cpu, undefined): "
 std::string failure_context(const Graph& g, size_t i, const std::vector<at::Tensor>& values) {
   std::string text = node_path(g, i) + " on inputs (";
-  const auto& ins = g.nodes[i].inputs;
+  const c10::ArrayRef<ValueId> ins = g.ids(g.nodes[i].inputs);
   for (size_t k = 0; k < ins.size(); ++k) {
     if (k > 0) text += ", ";
     const at::Tensor* t = ins[k] == kNoValue ? nullptr : &values[static_cast<size_t>(ins[k])];

@@ -52,8 +52,8 @@ void check_aten_node(const Node& node, const c10::FunctionSchema& schema,
   for (size_t j = 0; j < args.size(); ++j) {
     check_arg(formals[j], args[j], at + ".args[" + std::to_string(j) + "]");
   }
-  if (node.outputs.size() != schema.returns().size()) {
-    throw FormatError(at + ": " + std::to_string(node.outputs.size()) + " outputs, " + op +
+  if (node.outputs.size != schema.returns().size()) {
+    throw FormatError(at + ": " + std::to_string(node.outputs.size) + " outputs, " + op +
                       " returns " + std::to_string(schema.returns().size()));
   }
 }

@@ -21,10 +21,9 @@ struct ByOp {
 
 }  // namespace
 
-CallCheck bind_guards(const Node& node, const ArgRefs& node_args,
+CallCheck bind_guards(const Node& node, const std::string& op, const ArgRefs& node_args,
                       const std::vector<c10::IValue>& args, const std::string& at,
                       int64_t max_elements) {
-  const std::string op = node.op.str();
   const OpRules* rules = find_op_rules(op);
   // A table made for another packing (a torch whose op differs) says nothing about this one.
   if (rules == nullptr || rules->packed_args != args.size()) return {};

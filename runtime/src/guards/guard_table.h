@@ -57,7 +57,7 @@ const std::vector<GuardRow>& guard_rows();
 /// expectation (saved sizes describe at most `max_elements` elements), and returns the
 /// run-phase ones bound to the node. Ops the table does not know, or knows with another
 /// packing, have none. Throws Error when a row names an arg the op does not pack (a table bug).
-CallCheck bind_guards(const Node& node, const ArgRefs& node_args,
+CallCheck bind_guards(const Node& node, const std::string& op, const ArgRefs& node_args,
                       const std::vector<c10::IValue>& args, const std::string& at,
                       int64_t max_elements);
 

@@ -186,7 +186,7 @@ const OpRules* find_op_rules(const std::string& op) {
 
 void check_op_rules(const Node& node, const std::vector<c10::IValue>& args, const OpRules& rules,
                     const std::string& at, int64_t max_elements) {
-  const size_t grads = node.inputs.size();
+  const size_t grads = node.inputs.size;
   if (grads < rules.min_grads) {
     throw FormatError(at + ": " + std::to_string(grads) + " grads, the op reads " +
                       std::to_string(rules.min_grads));
@@ -197,7 +197,7 @@ void check_op_rules(const Node& node, const std::vector<c10::IValue>& args, cons
 void check_list_rule(const ListRule& rule, const Node& node, const std::vector<c10::IValue>& args,
                      const std::string& at, int64_t max_elements) {
   if (gate_open(rule.gate, args[0])) {
-    check_rule(rule, args, node.inputs.size(), node.outputs.size(), max_elements, at);
+    check_rule(rule, args, node.inputs.size, node.outputs.size, max_elements, at);
   }
 }
 

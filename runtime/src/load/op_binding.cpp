@@ -155,9 +155,9 @@ BoundNode bind_builtin(const Node& n, const ArgRefs& args, const std::string& at
     switch (n.kind) {
       case NodeKind::kValidateOutputs: {
         auto metadata = unpack_checked<MetadataList>(args.at(0), at);
-        if (metadata.size() != n.inputs.size()) {
+        if (metadata.size() != n.inputs.size) {
           throw FormatError(at + ": metadata for " + std::to_string(metadata.size()) +
-                            " outputs, node has " + std::to_string(n.inputs.size()));
+                            " outputs, node has " + std::to_string(n.inputs.size));
         }
         check_metadata(metadata, at);
         return metadata;
@@ -180,23 +180,25 @@ BoundNode bind_node(const Graph& g, size_t i, int64_t max_tensor_elements, Missi
   const Node& n = g.nodes[i];
   const ArgRefs args = g.args(n);
   const std::string at = node_path(g, i);
+  const std::string op(g.op(n));
   if (n.kind == NodeKind::kFunctional) {
     OpCall call;
-    call.op = find_op(n.op);
+    call.op = find_op(op);
     if (call.op == nullptr) {
-      missing[n.op].push_back(i);
+      missing[op].push_back(i);
       return call;
     }
     call.args = convert_args(args);
     check_schema(args, call, at);
-    call.check = bind_guards(n, args, call.args, at, max_tensor_elements);
+    call.check = bind_guards(n, op, args, call.args, at, max_tensor_elements);
     return call;
   }
   if (n.kind == NodeKind::kAten) {
     OpCall call;
-    call.aten = c10::Dispatcher::singleton().findSchema({n.op, n.overload});
+    const std::string overload(g.overload(n));
+    call.aten = c10::Dispatcher::singleton().findSchema({op, overload});
     if (!call.aten) {
-      missing[n.op + (n.overload.empty() ? "" : "." + n.overload)].push_back(i);
+      missing[op + (overload.empty() ? "" : "." + overload)].push_back(i);
       return call;
     }
     call.args = convert_args(args);

@@ -29,10 +29,10 @@ std::string signature(const std::string& op, const std::vector<ArgType>& args, i
   return text;
 }
 
-const OpSchema* recorded_schema(const Graph& g, const std::string& op) {
+const OpSchema* recorded_schema(const Graph& g, std::string_view op) {
   auto it =
       std::lower_bound(g.op_schemas.begin(), g.op_schemas.end(), op,
-                       [](const OpSchema& s, const std::string& name) { return s.op < name; });
+                       [](const OpSchema& s, std::string_view name) { return s.op < name; });
   return it != g.op_schemas.end() && it->op == op ? &*it : nullptr;
 }
 
@@ -41,10 +41,10 @@ const OpSchema* recorded_schema(const Graph& g, const std::string& op) {
 void check_recorded(const Graph& g) {
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& n = g.nodes[i];
-    if (n.kind == NodeKind::kFunctional && recorded_schema(g, n.op) == nullptr &&
-        find_op(n.op) != nullptr) {
+    if (n.kind == NodeKind::kFunctional && recorded_schema(g, g.op(n)) == nullptr &&
+        find_op(std::string(g.op(n))) != nullptr) {
       throw FormatError(node_path(g, i) + ": the graph records no packed-args schema for op " +
-                        n.op.str() + " (op_schemas)");
+                        std::string(g.op(n)) + " (op_schemas)");
     }
   }
 }

@@ -30,11 +30,13 @@ std::vector<bool> used_values(const Graph& graph) {
   for (auto it = graph.nodes.rbegin(); it != graph.nodes.rend(); ++it) {
     const Node& n = *it;
     const bool passes_through = n.kind == NodeKind::kValidateOutputs;
-    for (size_t k = 0; k < n.inputs.size(); ++k) {
-      const ValueId v = n.inputs[k];
+    const c10::ArrayRef<ValueId> inputs = graph.ids(n.inputs);
+    const c10::ArrayRef<ValueId> outputs = graph.ids(n.outputs);
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      const ValueId v = inputs[k];
       if (!valid(v)) continue;
       // A validate_outputs passes input k through to output k: used when that output is.
-      if (!passes_through || (k < n.outputs.size() && valid(n.outputs[k]) && used[n.outputs[k]])) {
+      if (!passes_through || (k < outputs.size() && valid(outputs[k]) && used[outputs[k]])) {
         used[v] = true;
       }
     }
@@ -55,9 +57,10 @@ void check_unneeded_outputs(const Graph& graph, const std::vector<BoundNode>& bo
       continue;
     }
     const c10::List<bool> flags = call->args[0].toBoolList();
-    if (flags.size() != n.outputs.size()) continue;
+    const c10::ArrayRef<ValueId> outputs = graph.ids(n.outputs);
+    if (flags.size() != outputs.size()) continue;
     for (size_t k = 0; k < flags.size(); ++k) {
-      const ValueId v = n.outputs[k];
+      const ValueId v = outputs[k];
       if (flags.get(k) || v < 0 || !used[v]) continue;
       throw FormatError(node_path(graph, i) + ".outputs[" + std::to_string(k) + "]: value %" +
                         std::to_string(v) + " is used, but needs_input_grad[" + std::to_string(k) +

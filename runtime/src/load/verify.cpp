@@ -19,17 +19,19 @@ void check_output_counts(const Graph& g) {
     const Node& n = g.nodes[i];
     const Node& next = g.nodes[i + 1];
     if (n.kind != NodeKind::kFunctional || next.kind != NodeKind::kValidateOutputs) continue;
+    const c10::ArrayRef<ValueId> outputs = g.ids(n.outputs);
+    const c10::ArrayRef<ValueId> next_inputs = g.ids(next.inputs);
     bool reads_only_n = false;
-    for (ValueId v : next.inputs) {
+    for (ValueId v : next_inputs) {
       if (v == kNoValue) continue;
-      const bool from_n = std::find(n.outputs.begin(), n.outputs.end(), v) != n.outputs.end();
+      const bool from_n = std::find(outputs.begin(), outputs.end(), v) != outputs.end();
       reads_only_n = from_n;
       if (!from_n) break;
     }
-    if (reads_only_n && next.inputs.size() != n.outputs.size()) {
-      throw FormatError(node_path(g, i) + ": " + std::to_string(n.outputs.size()) +
+    if (reads_only_n && next_inputs.size() != outputs.size()) {
+      throw FormatError(node_path(g, i) + ": " + std::to_string(outputs.size()) +
                         " outputs, but the validate_outputs after it checks " +
-                        std::to_string(next.inputs.size()));
+                        std::to_string(next_inputs.size()));
     }
   }
 }

@@ -32,16 +32,17 @@ c10::Device home_device(const Graph& g) {
 }
 
 bool reads(const Graph& g, const Node& n, ValueId v) {
-  for (ValueId in : n.inputs) {
+  if (!g.holds(n.inputs)) return true;  // not validated yet: a malformed graph fails later
+  for (ValueId in : g.ids(n.inputs)) {
     if (in == v) return true;
   }
-  return !g.arg_pool.holds(n.args) ||  // not validated yet: a malformed graph fails later
+  return !g.arg_pool.holds(n.args) ||
          !for_each_ref(g.args(n), [v](const ArgRef& ref) {
            return ref.kind() != Arg::Kind::kTensor || ref.ref() != v;
          });
 }
 
-bool is_custom_function(const Graph& g, const std::string& op) {
+bool is_custom_function(const Graph& g, std::string_view op) {
   for (const OpSchema& s : g.op_schemas) {
     if (s.op == op) return s.is_custom_function;
   }
@@ -54,10 +55,10 @@ std::string blocker(const Graph& g, size_t i, bool home_is_cuda) {
   const Node& n = g.nodes[i];
   switch (n.kind) {
     case NodeKind::kFunctional:
-      return is_custom_function(g, n.op) ? "read by " + node_path(g, i) + ", a custom function"
+      return is_custom_function(g, g.op(n)) ? "read by " + node_path(g, i) + ", a custom function"
                                          : "";
     case NodeKind::kAten: {
-      const std::string_view op = n.op;
+      const std::string_view op = g.op(n);
       const bool builtin = op.rfind("aten::", 0) == 0 || op.rfind("prims::", 0) == 0;
       return builtin ? "" : "read by " + node_path(g, i) + ", not an aten/prims op";
     }

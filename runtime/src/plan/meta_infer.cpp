@@ -136,12 +136,15 @@ class Inferrer {
     return at::empty(m.sizes, at::TensorOptions().dtype(m.dtype).device(at::kMeta));
   }
 
+  c10::ArrayRef<ValueId> inputs_of(const Node& n) const { return g_.ids(n.inputs); }
+  c10::ArrayRef<ValueId> outputs_of(const Node& n) const { return g_.ids(n.outputs); }
+
   Outputs call_on_meta(const Node& n, const OpCall& call) {
     if (result_.meta_calls >= kMaxMetaCalls) return std::nullopt;
     ++result_.meta_calls;
     try {
       torch::autograd::variable_list grads;
-      for (ValueId v : n.inputs) grads.push_back(meta_tensor(v));
+      for (ValueId v : inputs_of(n)) grads.push_back(meta_tensor(v));
       std::vector<c10::IValue> args;
       auto tensor_of = [this](ValueId v) { return meta_tensor(v); };
       auto int_of = [](ValueId) -> int64_t { return 0; };  // never reached: refused in the key
@@ -166,10 +169,9 @@ class Inferrer {
   void functional(const Node& n, const OpCall& call) {
     Outputs out;
     std::string& key = key_;  // one buffer for every node's key
-    key.assign(n.op.data(), n.op.size());
-    key += '\0';
+    key.assign(reinterpret_cast<const char*>(&n.op), sizeof n.op);  // names are this graph's
     bool inferable = !call.op->is_custom_function;  // user code may not expect meta tensors
-    for (ValueId v : n.inputs) {
+    for (ValueId v : inputs_of(n)) {
       inferable = inferable && meta_of(v).state != ValueMeta::State::kUnknown;
       append_meta(meta_of(v), key);
     }
@@ -185,46 +187,46 @@ class Inferrer {
       }
     }
     // Another count than the node declares is the run's to report (run_step.cpp), by name.
-    if (!out || out->size() != n.outputs.size()) {
+    if (!out || out->size() != outputs_of(n).size()) {
       ++result_.unknown;
       return;
     }
-    for (size_t k = 0; k < out->size(); ++k) set(n.outputs[k], (*out)[k]);
+    for (size_t k = 0; k < out->size(); ++k) set(outputs_of(n)[k], (*out)[k]);
   }
 
   // Outputs get what validate_outputs would make of the inputs; true when it provably changes
   // nothing (so the node can be elided).
   bool validate(const Node& n, const MetadataList& metadata) {
     if (has_refs(g_.args(n).at(0))) {  // symbolic sizes (read as 0 at load): nothing is known
-      for (ValueId v : n.outputs) set(v, ValueMeta());
+      for (ValueId v : outputs_of(n)) set(v, ValueMeta());
       return false;
     }
     bool noop = true;
-    for (size_t k = 0; k < n.inputs.size(); ++k) {
-      const ValueMeta in = meta_of(n.inputs[k]);
+    for (size_t k = 0; k < inputs_of(n).size(); ++k) {
+      const ValueMeta in = meta_of(inputs_of(n)[k]);
       if (!metadata[k] || in.state == ValueMeta::State::kUndefined) {
-        set(n.outputs[k], in);
+        set(outputs_of(n)[k], in);
         continue;
       }
       const auto& md = *metadata[k];
       if (in.known() && metadata_accepts(md, in.dtype, c10::fromIntArrayRefSlow(in.sizes),
                                          c10::kStrided, *device_, false)) {
-        set(n.outputs[k], in);
+        set(outputs_of(n)[k], in);
         continue;
       }
       noop = false;
-      set(n.outputs[k], ValueMeta());
+      set(outputs_of(n)[k], ValueMeta());
     }
     return noop;
   }
 
   void accumulate(const Node& n) {
-    const ValueMeta& a = meta_of(n.inputs[0]);
-    const ValueMeta& b = meta_of(n.inputs[1]);
-    if (a.state == ValueMeta::State::kUndefined) return set(n.outputs[0], b);
-    if (b.state == ValueMeta::State::kUndefined) return set(n.outputs[0], a);
+    const ValueMeta& a = meta_of(inputs_of(n)[0]);
+    const ValueMeta& b = meta_of(inputs_of(n)[1]);
+    if (a.state == ValueMeta::State::kUndefined) return set(outputs_of(n)[0], b);
+    if (b.state == ValueMeta::State::kUndefined) return set(outputs_of(n)[0], a);
     const bool same = a.known() && b.known() && a.dtype == b.dtype && a.sizes == b.sizes;
-    set(n.outputs[0], same ? a : ValueMeta());
+    set(outputs_of(n)[0], same ? a : ValueMeta());
   }
 
   void set(ValueId v, ValueMeta m) {

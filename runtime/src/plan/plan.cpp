@@ -14,15 +14,16 @@ namespace {
 // "autograd::engine::evaluate_function: <node name>", so a replayed node is named the same way
 // and users' trace tooling reads both; steps that eager runs inside a node or its input buffers
 // (validate_outputs, sums, CopySlices' two halves, aten calls) are named by what they are.
-std::string trace_name(const Node& n) {
+std::string trace_name(const Graph& g, const Node& n) {
   static const std::string kEngine = "autograd::engine::evaluate_function: ";
   switch (n.kind) {
     case NodeKind::kFunctional:
-      return kEngine + n.op.str();
+      return kEngine + std::string(g.op(n));
     case NodeKind::kAccumulateGrad:
       return kEngine + "torch::autograd::AccumulateGrad";
     case NodeKind::kAten:
-      return "ca::aten: " + n.op.str() + (n.overload.empty() ? "" : "." + n.overload.str());
+      return "ca::aten: " + std::string(g.op(n)) +
+             (g.overload(n).empty() ? "" : "." + std::string(g.overload(n)));
     default:
       return std::string("ca::") + node_kind_name(n.kind);
   }
@@ -46,9 +47,10 @@ class Planner {
       const Node& n = g.nodes[i];
       if (inference.validate_is_noop[i]) {
         // Elided: its outputs are its inputs.
-        for (size_t k = 0; k < n.outputs.size(); ++k) {
-          if (n.outputs[k] != kNoValue)
-            alias_[static_cast<size_t>(n.outputs[k])] = map(n.inputs[k]);
+        const c10::ArrayRef<ValueId> ins = g.ids(n.inputs);
+        const c10::ArrayRef<ValueId> outs = g.ids(n.outputs);
+        for (size_t k = 0; k < outs.size(); ++k) {
+          if (outs[k] != kNoValue) alias_[static_cast<size_t>(outs[k])] = map(ins[k]);
         }
         ++plan_.stats.validates_elided;
         continue;
@@ -64,9 +66,11 @@ class Planner {
   Step make_step(size_t i, const Node& n, BoundNode bound) {
     Step s;
     s.node = static_cast<uint32_t>(i);
-    s.trace_name = *plan_.trace_names.insert(trace_name(n)).first;
-    for (ValueId v : n.inputs) s.inputs.push_back(map(v));
-    s.outputs = n.outputs;
+    const Graph& g = plan_.graph;
+    s.trace_name = *plan_.trace_names.insert(trace_name(g, n)).first;
+    for (ValueId v : g.ids(n.inputs)) s.inputs.push_back(map(v));
+    const c10::ArrayRef<ValueId> outs = g.ids(n.outputs);
+    s.outputs = IdList(outs.begin(), outs.end());
     switch (n.kind) {
       case NodeKind::kFunctional:
       case NodeKind::kAten: {

@@ -15,9 +15,13 @@
 
 #include "ca/graph.h"
 #include "load/op_binding.h"
+#include "plan/compact_vector.h"
 #include "load/verify.h"
 
 namespace ca::detail {
+
+/// A step's value ids, up to two inline: a million-step plan makes no heap block for most.
+using IdList = CompactVector<ValueId, 2>;
 
 /// Where a value goes inside a node's packed args on each run: args[arg], then index by index
 /// through nested lists and tuples.

@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
-/// @file
-/// ca::CompactVector: the std::vector subset the IR uses, in 16 bytes instead of 24, with room
-/// for a few small elements inline. A graph holds millions of short lists (a node's two input
-/// ids, an arg's one item); with std::vector each costs 24 bytes plus a 32-byte heap block.
+// ca::CompactVector: the std::vector subset the plan uses, in 16 bytes instead of 24, with room
+// for a few small elements inline. A plan holds millions of short lists (a step's two input
+// ids); with std::vector each costs 24 bytes plus a 32-byte heap block. Internal to the runtime.
 
 #include <algorithm>
 #include <cstddef>
