@@ -31,8 +31,8 @@ GraphInput tensor_input(std::string name, std::vector<int64_t> sizes, c10::Devic
 
 Node reader(Graph& g, NodeKind kind, const std::string& op, ValueId v, bool as_arg = false) {
   if (as_arg) {
-    return g.make_node(kind, op, {}, {Arg::list(ArgType{ArgType::Kind::kTensor, {}}, {Arg::tensor(v)})},
-                       {});
+    return g.make_node(kind, op, {},
+                       {Arg::list(ArgType{ArgType::Kind::kTensor, {}}, {Arg::tensor(v)})}, {});
   }
   return g.make_node(kind, op, {v}, {}, {});
 }

@@ -101,8 +101,7 @@ bool only_scalar_constants_differ(const Graph& a, const Graph& b) {
     const Node &x = a.nodes[i], &y = b.nodes[i];
     const ArgRefs xs = a.args(x), ys = b.args(y);
     if (x.kind != y.kind || a.op(x) != b.op(y) || a.ids(x.inputs) != b.ids(y.inputs) ||
-        a.ids(x.outputs) != b.ids(y.outputs) ||
-        xs.size() != ys.size()) {
+        a.ids(x.outputs) != b.ids(y.outputs) || xs.size() != ys.size()) {
       return false;
     }
     for (auto xi = xs.begin(), yi = ys.begin(); xi != xs.end(); ++xi, ++yi) {

@@ -58,33 +58,57 @@ const std::vector<Case>& cases() {
        "outputs[0]: value id 15 out of range [0, 15)"},
       {"graph output is a scalar", [](Graph& g) { g.outputs[0] = 3; },
        "outputs[0]: value id 3 is the scalar input 'size.0', expected a tensor"},
-      {"node inputs outside the id pool", [](Graph& g) { g.nodes[2].inputs = IdRange{1000, 2}; },
+      {"node inputs outside the id pool",
+       [](Graph& g) {
+         g.nodes[2].inputs = IdRange{1000, 2};
+       },
        "nodes[2].inputs: range [1000, +2) is not a range of the"},
       {"node outputs past the id pool's end",
-       [](Graph& g) { g.nodes[3].outputs = IdRange{static_cast<uint32_t>(g.value_ids.size()), 1}; },
+       [](Graph& g) {
+         g.nodes[3].outputs = IdRange{static_cast<uint32_t>(g.value_ids.size()), 1};
+       },
        "nodes[3].outputs: range ["},
       {"op name not in the table", [](Graph& g) { g.nodes[0].op = 999; },
        "nodes[0].op: name id 999 is not in the graph's name table"},
       {"empty functional op", [](Graph& g) { g.nodes[0].op = g.intern(""); },
        "nodes[0].op: empty op name"},
-      {"empty aten op", [](Graph& g) { g.nodes[4].op = g.intern(""); }, "nodes[4].op: empty op name"},
+      {"empty aten op", [](Graph& g) { g.nodes[4].op = g.intern(""); },
+       "nodes[4].op: empty op name"},
       {"bad node kind", [](Graph& g) { g.nodes[1].kind = static_cast<NodeKind>(42); },
        "nodes[1].kind: kind 42 out of range [0, 7)"},
-      {"accumulate arity", [](Graph& g) { test::edit_ids(g, 2, &Node::inputs, [&](std::vector<ValueId>& v) { v.push_back(kNoValue); }); },
+      {"accumulate arity",
+       [](Graph& g) {
+         test::edit_ids(g, 2, &Node::inputs,
+                        [&](std::vector<ValueId>& v) { v.push_back(kNoValue); });
+       },
        "nodes[2].inputs: 3 inputs, expected 2"},
-      {"accumulate outputs", [](Graph& g) { test::edit_ids(g, 2, &Node::outputs, [&](std::vector<ValueId>& v) { v.push_back(kNoValue); }); },
+      {"accumulate outputs",
+       [](Graph& g) {
+         test::edit_ids(g, 2, &Node::outputs,
+                        [&](std::vector<ValueId>& v) { v.push_back(kNoValue); });
+       },
        "nodes[2].outputs: 2 outputs, expected 1"},
-      {"validate_outputs arity", [](Graph& g) { test::edit_ids(g, 1, &Node::outputs, [&](std::vector<ValueId>& v) { v.push_back(kNoValue); }); },
+      {"validate_outputs arity",
+       [](Graph& g) {
+         test::edit_ids(g, 1, &Node::outputs,
+                        [&](std::vector<ValueId>& v) { v.push_back(kNoValue); });
+       },
        "nodes[1].outputs: 3 outputs for as many inputs, expected 2"},
       {"validate_outputs args",
        [](Graph& g) { test::edit_args(g, 1, [](std::vector<Arg>& a) { a.clear(); }); },
        "nodes[1].args: 0 args, expected 1"},
-      {"prologue outputs", [](Graph& g) { test::edit_ids(g, 3, &Node::outputs, [&](std::vector<ValueId>& v) { v.pop_back(); }); },
+      {"prologue outputs",
+       [](Graph& g) {
+         test::edit_ids(g, 3, &Node::outputs, [&](std::vector<ValueId>& v) { v.pop_back(); });
+       },
        "nodes[3].outputs: 2 outputs, expected 3"},
       {"prologue args",
        [](Graph& g) { test::edit_args(g, 3, [](std::vector<Arg>& a) { a.pop_back(); }); },
        "nodes[3].args: 1 args, expected 2"},
-      {"epilogue inputs", [](Graph& g) { test::edit_ids(g, 5, &Node::inputs, [&](std::vector<ValueId>& v) { v.resize(1); }); },
+      {"epilogue inputs",
+       [](Graph& g) {
+         test::edit_ids(g, 5, &Node::inputs, [&](std::vector<ValueId>& v) { v.resize(1); });
+       },
        "nodes[5].inputs: 1 inputs, expected at least 2"},
       {"accumulate_grad outputs", [](Graph& g) { g.nodes[6].outputs = g.add_ids({kNoValue}); },
        "nodes[6].outputs: 1 outputs, expected 0"},
@@ -93,7 +117,8 @@ const std::vector<Case>& cases() {
        "nodes[6].args[0]: has_post_hooks must be a bool"},
       {"accumulate_grad variable not an input", [](Graph& g) { g.id(g.nodes[6].inputs, 0) = 13; },
        "nodes[6].inputs[0]: value id 13 is not a graph input"},
-      {"accumulate_grad variable undefined", [](Graph& g) { g.id(g.nodes[6].inputs, 0) = kNoValue; },
+      {"accumulate_grad variable undefined",
+       [](Graph& g) { g.id(g.nodes[6].inputs, 0) = kNoValue; },
        "nodes[6].inputs[0]: value id -1 out of range"},
       {"node input is an int input", [](Graph& g) { g.id(g.nodes[0].inputs, 0) = 3; },
        "nodes[0].inputs[0]: value id 3 is the scalar input 'size.0', expected a tensor"},
@@ -206,7 +231,7 @@ TEST(GraphValidate, UndefinedTensorsAllowedWhereDocumented) {
   g.nodes[0].inputs = g.add_ids({kNoValue});            // functional grads
   g.nodes[1].inputs = g.add_ids({kNoValue, 6});         // validate_outputs
   g.nodes[2].inputs = g.add_ids({kNoValue, kNoValue});  // accumulate
-  g.id(g.nodes[6].inputs, 1) = kNoValue;           // accumulate_grad's grad
+  g.id(g.nodes[6].inputs, 1) = kNoValue;                // accumulate_grad's grad
   test::edit_args(g, 0, [](std::vector<Arg>& a) { a[0] = Arg::tensor(kNoValue); });  // saved
   g.outputs = {kNoValue};
   EXPECT_NO_THROW(validate_graph(g));

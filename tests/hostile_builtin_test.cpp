@@ -89,7 +89,8 @@ TEST(HostileBuiltin, AccumulateGradOnlyWritesIntoTensorsRecordedAsRequiringGrad)
   CapturedBackward c = capture_mul();
   for (const Node& n : c.cap.graph.nodes) {
     if (n.kind == NodeKind::kAccumulateGrad) {
-      c.cap.graph.inputs[static_cast<size_t>(c.cap.graph.ids(n.inputs)[0])].meta.requires_grad = false;
+      c.cap.graph.inputs[static_cast<size_t>(c.cap.graph.ids(n.inputs)[0])].meta.requires_grad =
+          false;
     }
   }
   EXPECT_TRUE(contains(load_error(c.cap.graph), "was not recorded as a tensor requiring grad"));

@@ -225,7 +225,8 @@ TEST(HostileFunctional, OutputsTheValidateOutputsAfterItDoesNotCheckAreRefusedAt
   Graph& g = c.cap.graph;
   const size_t i = validated_functional(g);
   const size_t declared = g.nodes[i].outputs.size;
-  test::edit_ids(g, i, &Node::outputs, [&](std::vector<ValueId>& v) { v.push_back(g.num_values++); });
+  test::edit_ids(g, i, &Node::outputs,
+                 [&](std::vector<ValueId>& v) { v.push_back(g.num_values++); });
   EXPECT_TRUE(contains(load_error(g), node_path(g, i) + ": " + std::to_string(declared + 1) +
                                           " outputs, but the validate_outputs after it checks " +
                                           std::to_string(declared)));

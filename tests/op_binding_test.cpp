@@ -83,7 +83,8 @@ TEST(OpBinding, UnknownOpsAreAllListedInOneError) {
   Graph g = linear_capture().graph;
   int renamed = 0;
   for (Node& n : g.nodes) {
-    if (n.kind == NodeKind::kFunctional) n.op = g.intern("NoSuchBackward" + std::to_string(renamed++ % 2));
+    if (n.kind == NodeKind::kFunctional)
+      n.op = g.intern("NoSuchBackward" + std::to_string(renamed++ % 2));
   }
   ASSERT_GE(renamed, 2);
   const std::string msg = load_error<OpNotFoundError>(g);

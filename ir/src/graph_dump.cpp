@@ -163,8 +163,7 @@ std::string input_line(const GraphInput& in, size_t i) {
 std::string node_line(const Graph& g, const Node& n, size_t index) {
   std::string s = "  " + std::to_string(index) + " " + node_kind_name(n.kind);
   if (!g.op(n).empty()) {
-    s += " " + escaped(g.op(n)) +
-         (g.overload(n).empty() ? "" : "." + escaped(g.overload(n)));
+    s += " " + escaped(g.op(n)) + (g.overload(n).empty() ? "" : "." + escaped(g.overload(n)));
   }
   s += " " + values(g.ids(n.inputs)) + " -> " + values(g.ids(n.outputs));
   if (!g.arg_pool.holds(n.args)) return s + " [args: not a range of the pool]";

@@ -74,8 +74,7 @@ void check_arity(const Graph& g, const Node& n, const FieldPath& path) {
       break;
     case NodeKind::kValidateOutputs:
       check_count(args.size(), 1, path(".args"), "args");
-      check_count(n.outputs.size, n.inputs.size, path(".outputs"),
-                  "outputs for as many inputs");
+      check_count(n.outputs.size, n.inputs.size, path(".outputs"), "outputs for as many inputs");
       break;
     case NodeKind::kAccumulate:
       check_count(n.inputs.size, 2, path(".inputs"), "inputs");
@@ -209,13 +208,15 @@ void Validator::check_header() {
 void Validator::check_tables(size_t n) {
   const Node& node = g_.nodes[n];
   const FieldPath path("nodes", n);
-  for (const auto& [name, id] : {std::pair{".op", node.op}, std::pair{".overload", node.overload}}) {
+  for (const auto& [name, id] :
+       {std::pair{".op", node.op}, std::pair{".overload", node.overload}}) {
     if (!g_.has_name(id)) {
       throw FormatError(path + name + ": name id " + std::to_string(id) +
                         " is not in the graph's name table");
     }
   }
-  for (const auto& [name, r] : {std::pair{".inputs", node.inputs}, std::pair{".outputs", node.outputs}}) {
+  for (const auto& [name, r] :
+       {std::pair{".inputs", node.inputs}, std::pair{".outputs", node.outputs}}) {
     if (!g_.holds(r)) {
       throw FormatError(path + name + ": range [" + std::to_string(r.first) + ", +" +
                         std::to_string(r.size) + ") is not a range of the " +

@@ -6,7 +6,6 @@
 
 #include <c10/core/Device.h>
 #include <c10/core/ScalarType.h>
-
 #include <c10/util/ArrayRef.h>
 
 #include <cstdint>
@@ -82,11 +81,11 @@ const char* node_kind_name(NodeKind kind);
 /// graph holds 40 bytes a node plus what it refers to); read them through the Graph.
 struct Node {
   NodeKind kind = NodeKind::kFunctional;
-  ArgRange args;         ///< in Graph::arg_pool, read through Graph::args
-  NameId op = 0;         ///< kFunctional: op name; kAten: qualified name ("aten::mul")
-  NameId overload = 0;   ///< kAten: overload name ("Tensor"), may be empty
-  IdRange inputs;        ///< in Graph::value_ids, read through Graph::ids
-  IdRange outputs;       ///< values defined here; kNoValue where a result is unused
+  ArgRange args;        ///< in Graph::arg_pool, read through Graph::args
+  NameId op = 0;        ///< kFunctional: op name; kAten: qualified name ("aten::mul")
+  NameId overload = 0;  ///< kAten: overload name ("Tensor"), may be empty
+  IdRange inputs;       ///< in Graph::value_ids, read through Graph::ids
+  IdRange outputs;      ///< values defined here; kNoValue where a result is unused
 };
 
 /// The packed-args schema of one functional op as the capturing torch reported it to upstream's
@@ -162,7 +161,7 @@ struct Graph {
   bool operator==(const Graph& o) const;
 
  private:
-  std::vector<std::string> names_{""};                  // by NameId; 0 is ""
+  std::vector<std::string> names_{""};                            // by NameId; 0 is ""
   std::map<std::string, NameId, std::less<>> name_ids_{{"", 0}};  // interning index
 };
 

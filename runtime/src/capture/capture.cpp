@@ -222,7 +222,8 @@ void refuse_saved_data_history(const CaptureResult& cap) {
   for (size_t i = 0; i < cap.graph.nodes.size(); ++i) {
     const Node& n = cap.graph.nodes[i];
     const ArgRefs args = cap.graph.args(n);
-    if (n.kind != NodeKind::kFunctional || custom.count(std::string(cap.graph.op(n))) == 0 || args.empty()) {
+    if (n.kind != NodeKind::kFunctional || custom.count(std::string(cap.graph.op(n))) == 0 ||
+        args.empty()) {
       continue;
     }
     const ArgRef keys = args[0];
@@ -242,7 +243,8 @@ void refuse_saved_data_history(const CaptureResult& cap) {
     std::string which;
     for (const std::string& o : offending) which += (which.empty() ? "" : ", ") + o;
     throw CaptureError(
-        "node " + std::to_string(i) + " (custom function " + std::string(cap.graph.op(n)) + "): " + which +
+        "node " + std::to_string(i) + " (custom function " + std::string(cap.graph.op(n)) +
+        "): " + which +
         " holds a tensor that requires grad. A graph keeps its values but not its autograd "
         "history, so a backward that differentiates through it (a reentrant backward, as "
         "checkpointing runs) would fail at replay. Store it detached if the backward only reads "

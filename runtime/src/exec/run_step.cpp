@@ -109,18 +109,20 @@ class FilledArgs {
       const at::Tensor& t = get(values, s.value);
       put(args, s, s.is_symint ? c10::IValue(t.item<int64_t>()) : c10::IValue(t));
     }
-    if (c.rebuilt.empty()) return;
+    if (!c.rebuilt) return;
     auto tensor_of = [&](ValueId v) { return get(values, v); };
     auto int_of = [&](ValueId v) { return get(values, v).item<int64_t>(); };
-    for (const auto& [j, record] : c.rebuilt) {
-      args[j] = ivalue_from_arg(c.rebuilt_args->ref(record), tensor_of, int_of);
+    for (const auto& [j, record] : c.rebuilt->args) {
+      args[j] = ivalue_from_arg(c.rebuilt->pool.ref(record), tensor_of, int_of);
     }
   }
   ~FilledArgs() {
     for (const SlotPath& s : c_.slots) {
       if (!s.is_symint) put(args_, s, at::Tensor());
     }
-    for (const auto& [j, record] : c_.rebuilt) args_[j] = c10::IValue();
+    if (c_.rebuilt) {
+      for (const auto& [j, record] : c_.rebuilt->args) args_[j] = c10::IValue();
+    }
   }
   FilledArgs(const FilledArgs&) = delete;
   FilledArgs& operator=(const FilledArgs&) = delete;
@@ -200,7 +202,7 @@ struct StepRunner {
 
   void operator()(const ValidateStep& v) const {
     MetadataList rebound;
-    const bool symbolic = s.symbolic_args.count != 0;
+    const bool symbolic = s.symbolic_args != nullptr;
     if (symbolic) {
       rebound = rebind_metadata(s.symbolic().at(0), [this](ValueId id) { return size_of(id); });
     }
@@ -250,6 +252,7 @@ struct StepRunner {
         [&variable_grad](at::Tensor&& update) { variable_grad = std::move(update); });
   }
 
+  void operator()(const BoxedGeometry& p) const { (*this)(*p); }
   void operator()(const CopySlicesGeometry& p) const;
   void operator()(const CopySlicesFlags& p) const;
 
@@ -260,7 +263,7 @@ struct StepRunner {
 
 void StepRunner::operator()(const CopySlicesGeometry& fixed) const {
   CopySlicesGeometry rebound;
-  const bool symbolic = s.symbolic_args.count != 0;
+  const bool symbolic = s.symbolic_args != nullptr;
   if (symbolic) {
     auto size = [this](ValueId id) { return size_of(id); };
     rebound = rebind_geometry(s.symbolic().at(0), s.symbolic().at(1), size);
@@ -324,7 +327,7 @@ void run_step(const Step& step, size_t index, Frame::State& frame, RunObserver* 
       traced ? at::getStepCallbacksUnlessEmpty(at::RecordScope::FUNCTION) : std::nullopt;
   if (C10_UNLIKELY(callbacks.has_value())) {
     at::RecordFunction scope(std::move(*callbacks));
-    scope.before(std::string_view(step.trace_name), c10::ArrayRef<const c10::IValue>());
+    scope.before(std::string_view(*step.trace_name), c10::ArrayRef<const c10::IValue>());
     std::visit(runner, step.payload);
     return;
   }

@@ -55,8 +55,9 @@ IntsSlot ArgSlots::ints(const char* name) const {
 
 void CallCheck::operator()(const std::vector<at::Tensor>& grads,
                            const std::vector<c10::IValue>& args) const {
-  const CallView view(op_, grads, args);
-  for (const RunGuard& guard : guards_) guard(view);
+  if (!bound_) return;
+  const CallView view(bound_->op, grads, args);
+  for (const RunGuard& guard : bound_->guards) guard(view);
 }
 
 const at::Tensor& CallView::grad(size_t k) const {

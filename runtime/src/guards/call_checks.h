@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -110,15 +111,21 @@ class ArgSlots {
 class CallCheck {
  public:
   CallCheck() = default;
-  CallCheck(const char* op, std::vector<RunGuard> guards) : op_(op), guards_(std::move(guards)) {}
+  CallCheck(const char* op, std::vector<RunGuard> guards)
+      : bound_(guards.empty() ? nullptr
+                              : std::make_unique<const Bound>(Bound{op, std::move(guards)})) {}
 
-  explicit operator bool() const { return !guards_.empty(); }
+  explicit operator bool() const { return bound_ != nullptr; }
   /// Throws ExecutionError when `grads` and `args` (filled for this run) break a guard.
   void operator()(const std::vector<at::Tensor>& grads, const std::vector<c10::IValue>& args) const;
 
  private:
-  const char* op_ = "";
-  std::vector<RunGuard> guards_;
+  struct Bound {
+    const char* op;
+    std::vector<RunGuard> guards;
+  };
+  // Boxed: a plan keeps one per call step and most ops have no run-time guard.
+  std::unique_ptr<const Bound> bound_;
 };
 
 }  // namespace ca::detail

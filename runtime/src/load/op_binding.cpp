@@ -163,7 +163,7 @@ BoundNode bind_builtin(const Node& n, const ArgRefs& args, const std::string& at
         return metadata;
       }
       case NodeKind::kCopySlicesPrologue:
-        return copy_slices_geometry(args, at);
+        return std::make_unique<const CopySlicesGeometry>(copy_slices_geometry(args, at));
       case NodeKind::kCopySlicesEpilogue:
         return CopySlicesFlags{unpack_checked<std::vector<bool>>(args.at(0), at)};
       case NodeKind::kAccumulateGrad:
@@ -196,11 +196,12 @@ BoundNode bind_node(const Graph& g, size_t i, int64_t max_tensor_elements, Missi
   if (n.kind == NodeKind::kAten) {
     OpCall call;
     const std::string overload(g.overload(n));
-    call.aten = c10::Dispatcher::singleton().findSchema({op, overload});
-    if (!call.aten) {
+    const auto handle = c10::Dispatcher::singleton().findSchema({op, overload});
+    if (!handle) {
       missing[op + (overload.empty() ? "" : "." + overload)].push_back(i);
       return call;
     }
+    call.aten = std::make_unique<const c10::OperatorHandle>(*handle);
     call.args = convert_args(args);
     check_aten_node(n, call.aten->schema(), call.args, at);
     return call;

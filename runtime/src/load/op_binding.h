@@ -25,8 +25,8 @@ using MetadataList = std::vector<std::optional<torch::autograd::InputMetadata>>;
 /// kFunctional / kAten: the op and its args as IValues; tensor and SymInt references are
 /// placeholders (undefined tensor, 0) that the plan fills per run.
 struct OpCall {
-  const OpEntry* op = nullptr;              ///< kFunctional
-  std::optional<c10::OperatorHandle> aten;  ///< kAten
+  const OpEntry* op = nullptr;                      ///< kFunctional
+  std::unique_ptr<const c10::OperatorHandle> aten;  ///< kAten (boxed: most nodes are not)
   std::vector<c10::IValue> args;
   CallCheck check;  ///< kFunctional: what each call checks first (call_checks.h)
 };
@@ -34,6 +34,8 @@ struct OpCall {
 struct CopySlicesGeometry {
   at::TensorGeometry base, view;
 };
+/// Boxed where a graph keeps one per node (bound nodes, plan steps): rare, and 144 bytes.
+using BoxedGeometry = std::unique_ptr<const CopySlicesGeometry>;
 /// kCopySlicesEpilogue.
 struct CopySlicesFlags {
   std::vector<bool> needs_input_grad;
@@ -44,8 +46,8 @@ struct AccumulateGradFlags {
 };
 
 /// What binding found for one node: its kind's payload (monostate for kAccumulate).
-using BoundNode = std::variant<std::monostate, OpCall, MetadataList, CopySlicesGeometry,
-                               CopySlicesFlags, AccumulateGradFlags>;
+using BoundNode = std::variant<std::monostate, OpCall, MetadataList, BoxedGeometry, CopySlicesFlags,
+                               AccumulateGradFlags>;
 
 /// Binds every node of `graph` (already structurally validated): first the recorded op schemas
 /// against the registry (check_op_schemas: VersionError naming each op that differs, unless

@@ -30,9 +30,8 @@ std::string signature(const std::string& op, const std::vector<ArgType>& args, i
 }
 
 const OpSchema* recorded_schema(const Graph& g, std::string_view op) {
-  auto it =
-      std::lower_bound(g.op_schemas.begin(), g.op_schemas.end(), op,
-                       [](const OpSchema& s, std::string_view name) { return s.op < name; });
+  auto it = std::lower_bound(g.op_schemas.begin(), g.op_schemas.end(), op,
+                             [](const OpSchema& s, std::string_view name) { return s.op < name; });
   return it != g.op_schemas.end() && it->op == op ? &*it : nullptr;
 }
 

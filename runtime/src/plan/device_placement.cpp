@@ -36,10 +36,9 @@ bool reads(const Graph& g, const Node& n, ValueId v) {
   for (ValueId in : g.ids(n.inputs)) {
     if (in == v) return true;
   }
-  return !g.arg_pool.holds(n.args) ||
-         !for_each_ref(g.args(n), [v](const ArgRef& ref) {
-           return ref.kind() != Arg::Kind::kTensor || ref.ref() != v;
-         });
+  return !g.arg_pool.holds(n.args) || !for_each_ref(g.args(n), [v](const ArgRef& ref) {
+    return ref.kind() != Arg::Kind::kTensor || ref.ref() != v;
+  });
 }
 
 bool is_custom_function(const Graph& g, std::string_view op) {
@@ -56,7 +55,7 @@ std::string blocker(const Graph& g, size_t i, bool home_is_cuda) {
   switch (n.kind) {
     case NodeKind::kFunctional:
       return is_custom_function(g, g.op(n)) ? "read by " + node_path(g, i) + ", a custom function"
-                                         : "";
+                                            : "";
     case NodeKind::kAten: {
       const std::string_view op = g.op(n);
       const bool builtin = op.rfind("aten::", 0) == 0 || op.rfind("prims::", 0) == 0;

@@ -67,7 +67,7 @@ class Planner {
     Step s;
     s.node = static_cast<uint32_t>(i);
     const Graph& g = plan_.graph;
-    s.trace_name = *plan_.trace_names.insert(trace_name(g, n)).first;
+    s.trace_name = &*plan_.trace_names.insert(trace_name(g, n)).first;
     for (ValueId v : g.ids(n.inputs)) s.inputs.push_back(map(v));
     const c10::ArrayRef<ValueId> outs = g.ids(n.outputs);
     s.outputs = IdList(outs.begin(), outs.end());
@@ -81,9 +81,9 @@ class Planner {
         c.args = std::move(call.args);
         c.check = std::move(call.check);
         uint32_t j = 0;
-        std::shared_ptr<ArgPool> rebuilt;
+        std::unique_ptr<RebuiltArgs> rebuilt;
         for (ArgRef a : plan_.graph.args(n)) add_arg_slots(a, j++, c, rebuilt);
-        c.rebuilt_args = std::move(rebuilt);
+        c.rebuilt = std::move(rebuilt);
         s.payload = std::move(c);
         break;
       }
@@ -98,7 +98,7 @@ class Planner {
         s.payload = AccumulateGradStep{std::get<AccumulateGradFlags>(bound).has_post_hooks, false};
         break;
       case NodeKind::kCopySlicesPrologue:
-        s.payload = std::move(std::get<CopySlicesGeometry>(bound));
+        s.payload = std::move(std::get<BoxedGeometry>(bound));
         add_symbolic_args(n, s);
         break;
       case NodeKind::kCopySlicesEpilogue:
@@ -113,15 +113,15 @@ class Planner {
     if (!std::any_of(args.begin(), args.end(), [](const ArgRef& a) { return has_refs(a); })) {
       return;
     }
-    auto pool = std::make_shared<ArgPool>();
-    s.symbolic_args = remapped(*pool, args);
-    s.symbolic_pool = std::move(pool);
+    auto symbolic = std::make_unique<SymbolicArgs>();
+    symbolic->args = remapped(symbolic->pool, args);
+    s.symbolic_args = std::move(symbolic);
   }
 
   // Slots for every reference in arg `j`; args that hold references inside a dict (or deeper
   // than SlotPath allows) are rebuilt per run instead.
   void add_arg_slots(const ArgRef& a, uint32_t j, CallStep& c,
-                     std::shared_ptr<ArgPool>& rebuilt) const {
+                     std::unique_ptr<RebuiltArgs>& rebuilt) const {
     std::vector<SlotPath> slots;
     SlotPath path;
     path.arg = j;
@@ -129,8 +129,8 @@ class Planner {
       c.slots.insert(c.slots.end(), slots.begin(), slots.end());
       return;
     }
-    if (!rebuilt) rebuilt = std::make_shared<ArgPool>();
-    c.rebuilt.emplace_back(j, remapped(*rebuilt, a.alone()).first);
+    if (!rebuilt) rebuilt = std::make_unique<RebuiltArgs>();
+    rebuilt->args.emplace_back(j, remapped(rebuilt->pool, a.alone()).first);
   }
 
   bool collect(const ArgRef& a, SlotPath& path, std::vector<SlotPath>& out) const {
@@ -179,11 +179,13 @@ void collect_refs(const ArgRefs& args, std::vector<ValueId>& out) {
 
 std::vector<ValueId> reads_of(const Step& s) {
   std::vector<ValueId> refs = s.inputs;
-  if (s.symbolic_args.count != 0) collect_refs(s.symbolic(), refs);
+  if (s.symbolic_args) collect_refs(s.symbolic(), refs);
   if (const auto* c = std::get_if<CallStep>(&s.payload)) {
     for (const SlotPath& slot : c->slots) refs.push_back(slot.value);
-    for (const auto& [j, record] : c->rebuilt)
-      collect_refs(c->rebuilt_args->ref(record).alone(), refs);
+    if (c->rebuilt) {
+      for (const auto& [j, record] : c->rebuilt->args)
+        collect_refs(c->rebuilt->pool.ref(record).alone(), refs);
+    }
   }
   return refs;
 }

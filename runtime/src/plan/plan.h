@@ -15,8 +15,8 @@
 
 #include "ca/graph.h"
 #include "load/op_binding.h"
-#include "plan/compact_vector.h"
 #include "load/verify.h"
+#include "plan/compact_vector.h"
 
 namespace ca::detail {
 
@@ -35,15 +35,19 @@ struct SlotPath {
 };
 
 /// A functional or aten call with its packed-args template.
+/// Args with references inside a dict, rebuilt per run (rare: boxed in their CallStep).
+struct RebuiltArgs {
+  std::vector<std::pair<uint32_t, uint32_t>> args;  ///< (packed arg j, its record in `pool`)
+  ArgPool pool;                                     ///< the args, value ids mapped
+};
+
+/// A functional or aten call with its packed-args template.
 struct CallStep {
-  const OpEntry* op = nullptr;              ///< functional
-  std::optional<c10::OperatorHandle> aten;  ///< aten
-  std::vector<c10::IValue> args;            ///< template; frames own filled copies
+  const OpEntry* op = nullptr;                      ///< functional
+  std::unique_ptr<const c10::OperatorHandle> aten;  ///< aten
+  std::vector<c10::IValue> args;                    ///< template; frames own filled copies
   std::vector<SlotPath> slots;
-  /// Args with references inside a dict, rebuilt per run: (packed arg j, its record in
-  /// rebuilt_args, value ids mapped).
-  std::vector<std::pair<uint32_t, uint32_t>> rebuilt;
-  std::shared_ptr<const ArgPool> rebuilt_args;
+  std::unique_ptr<const RebuiltArgs> rebuilt;  ///< null when every reference has a slot
   CallCheck check;  ///< functional ops that trust a grad's rank or a saved tensor's values
 };
 /// A validate_outputs that could not be proven a no-op at load.
@@ -57,25 +61,28 @@ struct AccumulateGradStep {
 };
 
 using StepPayload = std::variant<CallStep, ValidateStep, AccumulateStep, AccumulateGradStep,
-                                 CopySlicesGeometry, CopySlicesFlags>;
+                                 BoxedGeometry, CopySlicesFlags>;
+
+/// validate_outputs / copy_slices_prologue args that hold symbolic sizes (graphs exported with
+/// dynamic shapes), value ids mapped: the payload is rebound from them on each run.
+struct SymbolicArgs {
+  ArgPool pool;
+  ArgRange args;
+};
 
 struct Step {
   uint32_t node = 0;  ///< index of the graph node it runs
   /// The name a profiler shows for this step (trace_name() in plan.cpp), kept once per distinct
   /// name in Plan::trace_names: a million steps of one op share one string.
-  std::string_view trace_name;
+  const std::string* trace_name = nullptr;
   // Value ids, up to two inline (IdList): a million-step plan makes no heap block for most.
   IdList inputs;
   IdList outputs;
   IdList frees;  ///< values dead once this step ran
   StepPayload payload;
-  /// validate_outputs / copy_slices_prologue args that hold symbolic sizes (graphs exported with
-  /// dynamic shapes), value ids mapped, in symbolic_pool: the payload is rebound from them on
-  /// each run. Empty (count 0) for the others.
-  ArgRange symbolic_args;
-  std::shared_ptr<const ArgPool> symbolic_pool;
+  std::unique_ptr<const SymbolicArgs> symbolic_args;  ///< null for most steps (boxed: rare)
 
-  ArgRefs symbolic() const { return symbolic_pool->refs(symbolic_args); }
+  ArgRefs symbolic() const { return symbolic_args->pool.refs(symbolic_args->args); }
 };
 
 /// Counters of what load did, for reports and tests.
