@@ -13,6 +13,7 @@
 #include "guards/guard_table.h"
 #include "guards/storage_bounds.h"
 #include "load/schema_check.h"
+#include "load/shared_constants.h"
 
 namespace ca::detail {
 namespace {
@@ -36,6 +37,15 @@ std::vector<c10::IValue> convert_args(const ArgRefs& node_args) {
   std::vector<c10::IValue> args;
   args.reserve(node_args.size());
   for (ArgRef a : node_args) args.push_back(ivalue_from_arg(a, no_tensor, no_int));
+  return args;
+}
+
+// A built-in functional op's args, equal constant containers shared across nodes (custom
+// functions run user code on theirs, and aten calls hand theirs to kernels: each gets its own).
+std::vector<c10::IValue> convert_args(const ArgRefs& node_args, SharedConstants& shared) {
+  std::vector<c10::IValue> args;
+  args.reserve(node_args.size());
+  for (ArgRef a : node_args) args.push_back(shared.get(a));
   return args;
 }
 
@@ -176,7 +186,8 @@ BoundNode bind_builtin(const Node& n, const ArgRefs& args, const std::string& at
   }
 }
 
-BoundNode bind_node(const Graph& g, size_t i, int64_t max_tensor_elements, Missing& missing) {
+BoundNode bind_node(const Graph& g, size_t i, int64_t max_tensor_elements, Missing& missing,
+                    SharedConstants& shared) {
   const Node& n = g.nodes[i];
   const ArgRefs args = g.args(n);
   const std::string at = node_path(g, i);
@@ -188,7 +199,7 @@ BoundNode bind_node(const Graph& g, size_t i, int64_t max_tensor_elements, Missi
       missing[op].push_back(i);
       return call;
     }
-    call.args = convert_args(args);
+    call.args = call.op->is_custom_function ? convert_args(args) : convert_args(args, shared);
     check_schema(args, call, at);
     call.check = bind_guards(n, op, args, call.args, at, max_tensor_elements);
     return call;
@@ -247,9 +258,10 @@ std::vector<BoundNode> bind_ops(const Graph& graph, bool allow_version_mismatch,
   std::vector<BoundNode> bound;
   bound.reserve(graph.nodes.size());
   Missing missing;
+  SharedConstants shared;
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     try {
-      bound.push_back(bind_node(graph, i, max_tensor_elements, missing));
+      bound.push_back(bind_node(graph, i, max_tensor_elements, missing, shared));
     } catch (const c10::Error& e) {  // torch refused a value the checks above let through
       throw FormatError(node_path(graph, i) + ": " + e.what_without_backtrace());
     }
