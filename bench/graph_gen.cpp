@@ -37,14 +37,14 @@ Graph trivial_chain(size_t nodes, TrivialKind kind) {
           g.arg_pool.append({Arg::list(ArgType{ArgType::Kind::kBool, {}}, {Arg::boolean(true)})});
     }
     n.outputs = g.add_ids({next});
-    g.nodes.push_back(std::move(n));
+    g.nodes.push_back(n);
     prev = next;
   }
   g.num_values = static_cast<int32_t>(nodes + 1);
   g.outputs = {prev};
   if (kind == TrivialKind::kFunctional) {  // as capture records it: NegBackward0(bool[]), 1 flag
     OpSchema neg;
-    neg.op = g.intern("NegBackward0");
+    neg.op = "NegBackward0";
     neg.args.push_back(ArgType{ArgType::Kind::kList, {ArgType{ArgType::Kind::kBool, {}}}});
     neg.needs_input_grad_count = 1;
     g.op_schemas.push_back(std::move(neg));

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "load/shared_constants.h"
 
-#include <cstring>
+#include <cstdint>
 
 #include "arg_convert.h"
 
@@ -39,8 +39,8 @@ void append_key(const ArgRef& arg, std::string& key) {
         break;
       case Arg::Kind::kList:
       case Arg::Kind::kDict:
-        put(key, &r.type());
-        put(key, &r.value_type());
+        put(key, reinterpret_cast<uintptr_t>(&r.type()));
+        put(key, reinterpret_cast<uintptr_t>(&r.value_type()));
         put(key, r.items().size());
         break;
       case Arg::Kind::kTuple:
