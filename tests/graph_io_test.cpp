@@ -88,6 +88,10 @@ TEST(GraphIo, TheWriterRefusesANodeOutsideTheGraphsTables) {
   ids.nodes[2].outputs = IdRange{static_cast<uint32_t>(ids.value_ids.size()), 1};
   EXPECT_TRUE(test::contains(test::error_of<Error>([&] { graph_to_bytes(ids); }),
                              "nodes[2]: ids not a range of the graph's value ids"));
+  Graph names = test::sample_graph();
+  names.nodes[0].op = 999;
+  EXPECT_TRUE(test::contains(test::error_of<Error>([&] { graph_to_bytes(names); }),
+                             "nodes[0]: a name id not in the graph's name table"));
   Graph args = test::sample_graph();
   args.nodes[1].args = ArgRange{9999, 1, 1};
   EXPECT_TRUE(test::contains(test::error_of<Error>([&] { graph_to_bytes(args); }),

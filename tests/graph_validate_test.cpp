@@ -7,10 +7,12 @@
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ca/error.h"
 #include "ca/graph.h"
+#include "ca/graph_dump.h"
 #include "sample_graphs.h"
 #include "test_util.h"
 
@@ -254,6 +256,26 @@ TEST(GraphTables, NamesAreInternedAndIdsAreReadThroughRanges) {
   EXPECT_EQ(g.ids(b.inputs).vec(), (std::vector<ValueId>{1, kNoValue}));
   EXPECT_THROW(g.ids(IdRange{100, 1}), std::out_of_range);
   EXPECT_THROW(g.id(b.inputs, 2), std::out_of_range);
+  // A node copied from the graph's own tables (views into them while they grow).
+  const Node c = g.make_node(b.kind, g.op(b), g.ids(b.inputs), {}, g.ids(b.outputs));
+  EXPECT_EQ(g.ids(c.outputs).vec(), std::vector<ValueId>{2});
+  EXPECT_EQ(g.op(c), "MulBackward0");
+  // What a graph is moved from keeps 0 as the empty name.
+  const Graph moved_to = std::move(g);
+  EXPECT_EQ(moved_to.op(c), "MulBackward0");
+  EXPECT_NE(g.intern("X"), 0u);  // NOLINT(bugprone-use-after-move): reuse is what is tested
+  EXPECT_EQ(g.name(0), "");
+}
+
+// A dump reads a graph that was never validated: ids and names outside its tables are named.
+TEST(GraphTables, ADumpNamesIdsAndNamesOutsideTheTables) {
+  Graph g = test::sample_graph();
+  g.nodes[2].inputs = IdRange{1000, 2};
+  g.nodes[0].op = 999;
+  const std::string dump = dump_graph(g);
+  EXPECT_TRUE(test::contains(dump, "[ids: not a range of value_ids]")) << dump;
+  EXPECT_TRUE(test::contains(dump, "name#999")) << dump;
+  EXPECT_FALSE(g == test::sample_graph());
 }
 
 }  // namespace

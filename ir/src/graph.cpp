@@ -55,6 +55,10 @@ IdRange Graph::add_ids(c10::ArrayRef<ValueId> ids) {
 }
 
 NameId Graph::intern(std::string_view name) {
+  if (names_.empty()) {  // a moved-from graph: 0 stays the empty name
+    names_.emplace_back();
+    name_ids_.emplace("", 0);
+  }
   if (const auto it = name_ids_.find(name); it != name_ids_.end()) return it->second;
   if (names_.size() >= UINT32_MAX) throw std::length_error("ca::Graph: more than 2^32 - 1 names");
   const auto id = static_cast<NameId>(names_.size());
@@ -65,21 +69,28 @@ NameId Graph::intern(std::string_view name) {
 
 Node Graph::make_node(NodeKind kind, std::string_view op, c10::ArrayRef<ValueId> inputs,
                       const std::vector<Arg>& args, c10::ArrayRef<ValueId> outputs) {
+  // Both may view value_ids, and `op` the name table: copied before either grows.
+  const std::vector<ValueId> outs(outputs.begin(), outputs.end());
   Node n;
   n.kind = kind;
-  n.op = intern(op);
+  n.op = intern(std::string(op));
   n.inputs = add_ids(inputs);
   n.args = arg_pool.append(args);
-  n.outputs = add_ids(outputs);
+  n.outputs = add_ids(outs);
   return n;
 }
 
 bool Graph::node_equal(size_t i, const Graph& o, size_t j) const {
   const Node& a = nodes.at(i);
   const Node& b = o.nodes.at(j);
-  return a.kind == b.kind && op(a) == o.op(b) && overload(a) == o.overload(b) &&
-         ids(a.inputs) == o.ids(b.inputs) && ids(a.outputs) == o.ids(b.outputs) &&
-         args(a) == o.args(b);
+  // A range outside its graph's tables equals nothing (a graph never validated).
+  const auto same_ids = [&](IdRange x, IdRange y) {
+    return holds(x) && o.holds(y) && ids(x) == o.ids(y);
+  };
+  return a.kind == b.kind && has_name(a.op) && o.has_name(b.op) && op(a) == o.op(b) &&
+         has_name(a.overload) && o.has_name(b.overload) && overload(a) == o.overload(b) &&
+         same_ids(a.inputs, b.inputs) && same_ids(a.outputs, b.outputs) && arg_pool.holds(a.args) &&
+         o.arg_pool.holds(b.args) && args(a) == o.args(b);
 }
 
 bool Graph::operator==(const Graph& o) const {
@@ -130,7 +141,9 @@ std::string node_path(const Graph& graph, size_t i) {
 std::vector<size_t> grad_targets(const Graph& graph) {
   std::vector<size_t> targets;
   for (const Node& n : graph.nodes) {
-    if (n.kind != NodeKind::kAccumulateGrad || n.inputs.size == 0) continue;
+    if (n.kind != NodeKind::kAccumulateGrad || n.inputs.size == 0 || !graph.holds(n.inputs)) {
+      continue;
+    }
     const auto k = static_cast<size_t>(graph.ids(n.inputs)[0]);
     if (std::find(targets.begin(), targets.end(), k) == targets.end()) targets.push_back(k);
   }

@@ -160,12 +160,22 @@ std::string input_line(const GraphInput& in, size_t i) {
          format_input(in);
 }
 
+// A name of the table, or where it is not one ("name#999").
+std::string name_text(const Graph& g, NameId id) {
+  return g.has_name(id) ? escaped(g.name(id)) : "name#" + std::to_string(id);
+}
+
+// A node's ids, or where they are not a range of the graph's (a graph never validated).
+std::string ids_text(const Graph& g, IdRange r) {
+  return g.holds(r) ? values(g.ids(r)) : "[ids: not a range of value_ids]";
+}
+
 std::string node_line(const Graph& g, const Node& n, size_t index) {
   std::string s = "  " + std::to_string(index) + " " + node_kind_name(n.kind);
-  if (!g.op(n).empty()) {
-    s += " " + escaped(g.op(n)) + (g.overload(n).empty() ? "" : "." + escaped(g.overload(n)));
+  if (n.op != 0) {
+    s += " " + name_text(g, n.op) + (n.overload == 0 ? "" : "." + name_text(g, n.overload));
   }
-  s += " " + values(g.ids(n.inputs)) + " -> " + values(g.ids(n.outputs));
+  s += " " + ids_text(g, n.inputs) + " -> " + ids_text(g, n.outputs);
   if (!g.arg_pool.holds(n.args)) return s + " [args: not a range of the pool]";
   const ArgRefs args = g.args(n);
   if (args.empty()) return s;

@@ -113,6 +113,9 @@ Offset<fb::GraphInput> Writer::input(const GraphInput& in) {
 
 Offset<fb::Node> Writer::node(const Graph& g, size_t i) {
   const Node& n = g.nodes[i];
+  if (!g.has_name(n.op) || !g.has_name(n.overload)) {
+    throw Error("nodes[" + std::to_string(i) + "]: a name id not in the graph's name table");
+  }
   const auto op = string(g.op(n));
   const auto overload = string(g.overload(n));
   if (!g.arg_pool.holds(n.args)) {

@@ -124,7 +124,8 @@ struct Graph {
   ArgRefs args(const Node& n) const { return arg_pool.refs(n.args); }
   ArgRefs args(size_t i) const { return arg_pool.refs(nodes.at(i).args); }
   /// A node on this graph's tables: `op` interned, `inputs`, `args` and `outputs` appended to the
-  /// pools. Push it onto `nodes` (or place it there): how builders make nodes.
+  /// pools (they may view this graph's own tables). Push it onto `nodes` (or place it there): how
+  /// builders make nodes.
   Node make_node(NodeKind kind, std::string_view op, c10::ArrayRef<ValueId> inputs,
                  const std::vector<Arg>& args, c10::ArrayRef<ValueId> outputs);
   /// Replaces node `i`'s args, for tools and tests that edit a graph (the records of later
@@ -151,7 +152,7 @@ struct Graph {
     return id < names_.size() ? std::string_view(names_[id]) : std::string_view();
   }
   /// Whether the name table holds `id`.
-  bool has_name(NameId id) const { return id < names_.size(); }
+  bool has_name(NameId id) const { return id == 0 || id < names_.size(); }
   std::string_view op(const Node& n) const { return name(n.op); }
   std::string_view overload(const Node& n) const { return name(n.overload); }
 

@@ -337,8 +337,16 @@ Frame::State::State(const detail::Plan& p) : plan(&p) {
     max_inputs = std::max({max_inputs, s.inputs.size(), s.outputs.size()});
     const auto* call = std::get_if<detail::CallStep>(&s.payload);
     if (call == nullptr) continue;
+    // A frame writes only along its slots' paths (rebuilt args are replaced whole): a built-in
+    // op's other args stay the plan's, shared constants included. Custom functions run user
+    // code and aten calls hand their args to kernels: those get copies of every container.
+    const bool share = call->op != nullptr && !call->op->is_custom_function;
     args[i].reserve(call->args.size());
-    for (const c10::IValue& a : call->args) args[i].push_back(copy_containers(a));
+    for (size_t j = 0; j < call->args.size(); ++j) {
+      const bool filled = std::any_of(call->slots.begin(), call->slots.end(),
+                                      [j](const detail::SlotPath& s) { return s.arg == j; });
+      args[i].push_back(share && !filled ? call->args[j] : copy_containers(call->args[j]));
+    }
     if (call->aten) stack.reserve(std::max(stack.capacity(), call->args.size() + 8));
   }
   grads.reserve(max_inputs);

@@ -13,9 +13,9 @@
 namespace ca::detail {
 
 /// Shares the IValues of equal packed containers (lists, tuples, dicts) that hold no value
-/// reference, within one graph (keys use the graph's interned types). Sharing is safe because a
-/// replay only writes into args that hold references (slots, rebuilt args), and each frame's
-/// copy of a call's args already shares the containers with the plan's template.
+/// reference, within one graph (keys use the graph's interned types). Sharing is safe because
+/// nothing writes into them: a frame writes only along its slots' paths, into its own copies of
+/// the args that hold references (Frame::State), and replaces rebuilt args whole.
 class SharedConstants {
  public:
   /// `arg` as an IValue: the one made for an equal arg before, when it is a constant container.
