@@ -146,5 +146,33 @@ TEST(Capture, TheTrainerApiReplaysThatFunctionInProcess) {
   EXPECT_EQ(cb.stats().eager_fallbacks, 0u);
 }
 
+/// sin(x) whose backward builds a graph of its own with grad mode on and differentiates it: user
+/// code that needs autograd's dispatch keys inside a replay that otherwise runs below them.
+struct SinByGradInBackward : public torch::autograd::Function<SinByGradInBackward> {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x) {
+    ctx->save_for_backward({x});
+    return x.sin();
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    torch::AutoGradMode on(true);
+    const at::Tensor xd = ctx->get_saved_variables()[0].detach().requires_grad_();
+    return {torch::autograd::grad({xd.sin()}, {xd}, {grads[0]})[0]};
+  }
+};
+
+TEST(Capture, ACustomFunctionThatDifferentiatesInItsBackwardReplays) {
+  register_function<SinByGradInBackward>();
+  const at::Tensor w = torch::randn({5}, torch::requires_grad());
+  CompiledBackwardOptions options;
+  options.strict = true;  // a refused capture would pass by running eagerly
+  CompiledBackward cb(options);
+  for (int step = 0; step < 2; ++step) {
+    w.mutable_grad().reset();
+    cb.backward({SinByGradInBackward::apply(w * 2).sum()});
+    EXPECT_TRUE(torch::allclose(w.grad(), 2 * (2 * w.detach()).cos())) << "step " << step;
+  }
+  EXPECT_EQ(cb.stats().hits, 1u);
+}
+
 }  // namespace
 }  // namespace ca

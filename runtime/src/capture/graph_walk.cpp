@@ -4,12 +4,12 @@
 #include <torch/csrc/autograd/functions/accumulate_grad.h>
 #include <torch/csrc/autograd/functions/basic_ops.h>
 #include <torch/csrc/autograd/variable.h>
+#include <c10/util/flat_hash_map.h>
 
 #include <algorithm>
 #include <cstring>
 #include <queue>
 #include <typeinfo>
-#include <unordered_map>
 
 #include "ca/error.h"
 #include "session/compiler_session.h"
@@ -20,11 +20,17 @@ namespace {
 namespace dyn = torch::dynamo::autograd;
 using torch::autograd::variable_list;
 
-// Python-only nodes and hooks cannot run without Python: refuse them up front.
-void check_capturable(AgNode& node, size_t index) {
-  const char* type = typeid(node).name();  // no copy: this runs for every node of every step
-  if (std::strstr(type, "PyNode") != nullptr || std::strstr(type, "PyFunction") != nullptr) {
-    throw CaptureError(node_label(node, index) + ": Python autograd.Function nodes need Python");
+// Python-only nodes and hooks cannot run without Python: refuse them up front. `seen` holds the
+// node types already found not to be Python's (a walk meets few types, and this runs for every
+// node of every step).
+void check_capturable(AgNode& node, size_t index, std::vector<const std::type_info*>& seen) {
+  const std::type_info& type = typeid(node);
+  if (std::find(seen.begin(), seen.end(), &type) == seen.end()) {
+    if (std::strstr(type.name(), "PyNode") != nullptr ||
+        std::strstr(type.name(), "PyFunction") != nullptr) {
+      throw CaptureError(node_label(node, index) + ": Python autograd.Function nodes need Python");
+    }
+    seen.push_back(&type);
   }
   // retain_grad hooks are kept: the walk taps their gradients (see select_taps).
   const char* hook = !node.tensor_pre_hooks().empty() ? "tensor pre-hooks"
@@ -36,8 +42,9 @@ void check_capturable(AgNode& node, size_t index) {
                        ", which capture does not "
                        "support yet; remove them or run eager backward");
   }
-  if (auto* acc = dynamic_cast<const torch::autograd::AccumulateGrad*>(&node);
-      acc != nullptr && acc->tensor_post_acc_grad_hooks() != nullptr) {
+  if (type == typeid(torch::autograd::AccumulateGrad) &&
+      static_cast<const torch::autograd::AccumulateGrad&>(node).tensor_post_acc_grad_hooks() !=
+          nullptr) {
     throw CaptureError(node_label(node, index) + " has a post-accumulate-grad hook");
   }
 }
@@ -83,14 +90,16 @@ class ReadyNodes {
 // Reverse-topological order: Kahn's algorithm over dependency counts from the root, the ready
 // nodes taken in `order`'s way (see NodeOrder).
 std::vector<NodePtr> order_nodes(const NodePtr& root, NodeOrder node_order) {
-  std::unordered_map<AgNode*, int> deps{{root.get(), 0}};  // also the set of nodes seen
+  ska::flat_hash_map<AgNode*, int> deps;  // also the set of nodes seen (no allocation a node)
+  deps.reserve(64);
+  deps.emplace(root.get(), 0);
   std::vector<AgNode*> stack{root.get()};
   while (!stack.empty()) {
     AgNode* fn = stack.back();
     stack.pop_back();
     for (const auto& edge : fn->next_edges()) {
       if (!edge.is_valid()) continue;
-      auto [it, first] = deps.try_emplace(edge.function.get(), 0);
+      auto [it, first] = deps.emplace(edge.function.get(), 0);
       ++it->second;
       if (first) stack.push_back(edge.function.get());
     }
@@ -131,8 +140,14 @@ std::string explain_compiled_args_error(const c10::Error& e) {
 // Pass 1, as upstream's cache-key pass: every node's compiled_args, which collects its saved
 // tensors, sizes and lifted scalars into `compiler`.
 void collect_all(GraphWalk& st, const std::vector<NodePtr>& order, bool keys) {
+  if (keys) {
+    st.node_keys.reserve(64 * order.size());  // a node key is a few dozen bytes
+    st.node_key_ends.reserve(order.size());
+    st.node_types.reserve(order.size());
+  }
+  st.calls.reserve(order.size());
   for (size_t i = 0; i < order.size(); ++i) {
-    check_capturable(*order[i], i);
+    check_capturable(*order[i], i, st.capturable_types);
     dyn::NodeCall& call = st.compiler.node_calls.lookup(order[i]);
     st.calls.push_back(&call);
     st.compiler.set_active_node_call_idx(i);
@@ -206,7 +221,7 @@ void select_taps(GraphWalk& walk, const WalkTargets& targets) {
       AgNode* node = edge.is_valid() ? edge.function.get() : nullptr;
       if (node == nullptr || walk.fed.count(node) == 0 || ran.count(node) != 0) continue;
       if (std::find(hooked.begin(), hooked.end(), node) != hooked.end()) continue;
-      check_capturable(*node, hooked.size());
+      check_capturable(*node, hooked.size(), walk.capturable_types);
       hooked.push_back(node);
     }
   }

@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <string>
+#include <typeinfo>
 #include <unordered_set>
 #include <vector>
 
@@ -67,6 +68,7 @@ struct GraphWalk {
   std::vector<GradTap> taps;  ///< graph outputs: grad() outputs first, then retain_grad hooks
   size_t grad_outputs = 0;    ///< how many of `taps` are grad() outputs
   std::string taps_key;       ///< the taps as text, for the cache key
+  std::vector<const std::type_info*> capturable_types;  ///< node types found not Python's
 };
 
 /// The engine's GraphRoot for `roots` (`grads` defaults to ones for one-element roots). Throws

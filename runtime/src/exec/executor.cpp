@@ -12,6 +12,7 @@
 
 #include "ca/error.h"
 #include "cuda/cuda_graph_replay.h"
+#include "exec/below_autograd.h"
 #include "exec/frame.h"
 
 namespace ca {
@@ -292,6 +293,8 @@ std::vector<at::Tensor> Executor::run_frame(const Impl& impl, Frame& frame,
   for (ValueId v : plan.input_frees) f.values[static_cast<size_t>(v)].reset();
 
   at::NoGradGuard no_grad;  // eager backward runs with grad mode off unless create_graph
+  const detail::BelowAutograd below_autograd;
+  f.caller_keys = &below_autograd.caller_keys();
   // Profiler scopes per step only where a RecordFunction callback exists: asked once per run, so
   // that a replay without a profiler pays one check, not one per step. A profiler started in
   // the middle of a run sees the steps of the next run.

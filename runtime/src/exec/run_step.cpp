@@ -164,7 +164,12 @@ struct StepRunner {
         gather(s, f);
         if (c.check) c.check(f.grads, f.args[index]);
         OpScope scope(obs, s.node);
-        out = c.op->fn(f.grads, f.args[index]);
+        if (c.op->is_custom_function) {  // user code: under the caller's keys (below_autograd.h)
+          const c10::impl::ForceDispatchKeyGuard caller(*f.caller_keys);
+          out = c.op->fn(f.grads, f.args[index]);
+        } else {
+          out = c.op->fn(f.grads, f.args[index]);
+        }
       } else {
         f.stack.assign(f.args[index].begin(), f.args[index].end());
         check_aten_inputs(c.aten->schema(), f.stack);

@@ -11,47 +11,71 @@
 namespace ca::detail {
 namespace {
 
-template <class T>
-void put(std::string& out, const T& v) {
-  out.append(reinterpret_cast<const char*>(&v), sizeof v);
-}
+// Writes a key's fields at a cursor into room made once: a key has a few fields for each of
+// thousands of inputs, and a string append per field cost more than the rest of the key.
+class Cursor {
+ public:
+  Cursor(std::string& out, size_t bytes) : out_(out), pos_(out.size()) { out.resize(pos_ + bytes); }
+  ~Cursor() { out_.resize(pos_); }  // what was written, if less than the room made
+  Cursor(const Cursor&) = delete;
+  Cursor& operator=(const Cursor&) = delete;
 
-void put_list(std::string& out, c10::IntArrayRef v) {
-  put(out, v.size());
-  out.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(int64_t));
+  uint32_t offset() const { return static_cast<uint32_t>(pos_); }
+  template <class T>
+  void put(const T& v) {
+    std::memcpy(out_.data() + pos_, &v, sizeof v);
+    pos_ += sizeof v;
+  }
+  void put_list(c10::IntArrayRef v) {
+    put(v.size());
+    std::memcpy(out_.data() + pos_, v.data(), v.size() * sizeof(int64_t));
+    pos_ += v.size() * sizeof(int64_t);
+  }
+
+ private:
+  std::string& out_;
+  size_t pos_;
+};
+
+// The bytes put_tensor_meta writes for a tensor of `dims` dimensions.
+constexpr size_t tensor_meta_bytes(size_t dims) {
+  return sizeof(c10::ScalarType) + sizeof(c10::DeviceType) + sizeof(c10::DeviceIndex) +
+         sizeof(c10::Layout) + 2 * (sizeof(size_t) + dims * sizeof(int64_t)) + 3 * sizeof(bool);
 }
 
 // Everything about an input tensor that the captured graph bakes in: TensorMeta (dtype, sizes,
 // device), the proxy's strides, and what accumulate_grad depends on.
-void put_tensor_meta(std::string& out, const at::Tensor& t) {
-  put(out, t.scalar_type());
-  put(out, t.device().type());
-  put(out, t.device().index());
-  put(out, t.layout());
-  put_list(out, t.sizes());
-  put_list(out, t.strides());
-  put(out, t.requires_grad());
-  put(out, t.is_leaf());
-  put(out, t.is_leaf() && t.grad().defined());  // .grad of a non-leaf warns and is unused
+void put_tensor_meta(Cursor& c, const at::Tensor& t) {
+  c.put(t.scalar_type());
+  c.put(t.device().type());
+  c.put(t.device().index());
+  c.put(t.layout());
+  c.put_list(t.sizes());
+  c.put_list(t.strides());
+  const bool leaf = t.is_leaf();
+  c.put(t.requires_grad());
+  c.put(leaf);
+  c.put(leaf && t.grad().defined());  // .grad of a non-leaf warns and is unused
 }
 
-// A lifted scalar's value, bit-exact (capture bakes it into the graph).
-void put_scalar(std::string& out, const c10::IValue& v) {
+// A lifted scalar's value, bit-exact (capture bakes it into the graph): a tag and 8 bytes.
+constexpr size_t kScalarBytes = 1 + sizeof(int64_t);
+void put_scalar(Cursor& c, const c10::IValue& v) {
   if (v.isInt()) {
-    out.push_back('i');
-    put(out, v.toInt());
+    c.put('i');
+    c.put(v.toInt());
   } else if (v.isDouble()) {
-    out.push_back('d');
-    put(out, v.toDouble());
+    c.put('d');
+    c.put(v.toDouble());
   } else if (v.isSymInt()) {
-    out.push_back('i');
-    put(out, v.toSymInt().guard_int(__FILE__, __LINE__));
+    c.put('i');
+    c.put(v.toSymInt().guard_int(__FILE__, __LINE__));
   } else if (v.isSymFloat()) {
-    out.push_back('d');
-    put(out, v.toSymFloat().guard_float(__FILE__, __LINE__));
+    c.put('d');
+    c.put(v.toSymFloat().guard_float(__FILE__, __LINE__));
   } else {
-    out.push_back('?');
-    put(out, c10::IValue::hash(v));
+    c.put('?');
+    c.put(c10::IValue::hash(v));
   }
 }
 
@@ -131,18 +155,26 @@ StepKey step_key(GraphWalk& walk, std::string options) {
   key.bytes = std::move(walk.node_keys);
   key.node_ends = std::move(walk.node_key_ends);
   key.node_types = std::move(walk.node_types);
-  auto end = [&key] { return static_cast<uint32_t>(key.bytes.size()); };
-  for (const at::Tensor& t : walk.compiler.tensor_args.inputs) {
-    put_tensor_meta(key.bytes, t);
-    key.input_ends.push_back(end());
+  const auto& inputs = walk.compiler.tensor_args.inputs;
+  const auto& sizes = walk.compiler.all_size_inputs;
+  const auto& scalars = walk.compiler.lifted_ivalue_args.args;
+  size_t bytes = sizes.size() * sizeof(int64_t) + scalars.size() * kScalarBytes;
+  for (const at::Tensor& t : inputs) bytes += tensor_meta_bytes(static_cast<size_t>(t.dim()));
+  key.input_ends.reserve(inputs.size());
+  key.size_ends.reserve(sizes.size());
+  key.scalar_ends.reserve(scalars.size());
+  Cursor c(key.bytes, bytes);
+  for (const at::Tensor& t : inputs) {
+    put_tensor_meta(c, t);
+    key.input_ends.push_back(c.offset());
   }
-  for (const auto& s : walk.compiler.all_size_inputs) {
-    put(key.bytes, s.value);
-    key.size_ends.push_back(end());
+  for (const auto& s : sizes) {
+    c.put(s.value);
+    key.size_ends.push_back(c.offset());
   }
-  for (const auto& lifted : walk.compiler.lifted_ivalue_args.args) {
-    put_scalar(key.bytes, *lifted.actual_ptr);
-    key.scalar_ends.push_back(end());
+  for (const auto& lifted : scalars) {
+    put_scalar(c, *lifted.actual_ptr);
+    key.scalar_ends.push_back(c.offset());
   }
   return key;
 }
