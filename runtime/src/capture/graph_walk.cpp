@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "capture/graph_walk.h"
 
+#include <c10/util/flat_hash_map.h>
 #include <torch/csrc/autograd/functions/accumulate_grad.h>
 #include <torch/csrc/autograd/functions/basic_ops.h>
 #include <torch/csrc/autograd/variable.h>
-#include <c10/util/flat_hash_map.h>
 
 #include <algorithm>
 #include <cstring>
