@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <vector>
+
 #include "ca/compiled_backward.h"
 #include "ca/custom_function.h"
 #include "ca/error.h"
@@ -104,6 +106,42 @@ TEST(CompiledGrad, HooksOnADifferentiatedTensorActAsInEager) {
   const auto with_hook = cb.grad({(a * a).sum()}, {a});
   EXPECT_TRUE(torch::equal(with_hook[0], torch::autograd::grad({(b * b).sum()}, {b})[0]));
   EXPECT_EQ(cb.stats().eager_fallbacks, 1u);
+}
+
+// A replay skips view tracking only in calls whose outputs nobody sees again: what grad()
+// returns is a view where eager's is (x.t()'s backward returns grad.t()), and a .grad that
+// accumulates in place counts versions as eager's does.
+TEST(CompiledGrad, ReturnedViewsAndGradVersionsAreEagers) {
+  torch::manual_seed(5);
+  const at::Tensor x = torch::randn({3, 4}, torch::requires_grad());
+  const at::Tensor w = torch::randn({3, 5});
+  auto loss = [&] { return x.t().mm(w).tanh().sum(); };
+  const at::Tensor eager = torch::autograd::grad({loss()}, {x})[0];
+  ASSERT_TRUE(eager.is_view());
+  CompiledBackwardOptions options;
+  options.strict = true;
+  CompiledBackward cb(options);
+  for (int step = 0; step < 2; ++step) {
+    const at::Tensor mine = cb.grad({loss()}, {x})[0];
+    EXPECT_TRUE(torch::equal(mine, eager)) << "step " << step;
+    EXPECT_TRUE(mine.is_view()) << "step " << step;
+  }
+  std::vector<int64_t> versions;
+  for (const bool replay : {false, true}) {
+    x.mutable_grad().reset();
+    for (int step = 0; step < 3; ++step) {
+      if (replay) {
+        cb.backward({loss()});
+      } else {
+        loss().backward();
+      }
+    }
+    versions.push_back(x.grad()._version());
+    EXPECT_TRUE(torch::allclose(x.grad(), 3 * eager)) << (replay ? "replay" : "eager");
+  }
+  EXPECT_EQ(versions[1], versions[0]);
+  EXPECT_GT(versions[0], 0);       // it did accumulate in place
+  EXPECT_EQ(cb.stats().hits, 2u);  // grad() once, and backward() once .grad existed
 }
 
 TEST(CompiledGrad, AnUnusedInputThrowsUnlessAllowed) {

@@ -12,7 +12,6 @@
 
 #include "ca/error.h"
 #include "cuda/cuda_graph_replay.h"
-#include "exec/below_autograd.h"
 #include "exec/frame.h"
 
 namespace ca {
@@ -294,7 +293,7 @@ std::vector<at::Tensor> Executor::run_frame(const Impl& impl, Frame& frame,
 
   at::NoGradGuard no_grad;  // eager backward runs with grad mode off unless create_graph
   const detail::BelowAutograd below_autograd;
-  f.caller_keys = &below_autograd.caller_keys();
+  f.dispatch = &below_autograd;
   // Profiler scopes per step only where a RecordFunction callback exists: asked once per run, so
   // that a replay without a profiler pays one check, not one per step. A profiler started in
   // the middle of a run sees the steps of the next run.

@@ -6,12 +6,12 @@
 
 #include <ATen/core/ivalue.h>
 #include <ATen/core/stack.h>
-#include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/csrc/autograd/variable.h>
 
 #include <vector>
 
 #include "ca/executor.h"
+#include "exec/below_autograd.h"
 #include "plan/plan.h"
 
 namespace ca {
@@ -25,8 +25,8 @@ struct Frame::State {
   std::vector<std::vector<c10::IValue>> args;  ///< by step; own copies of the templates
   torch::autograd::variable_list grads;        ///< scratch: a step's gathered inputs
   torch::jit::Stack stack;                     ///< scratch: an aten step's boxed stack
-  /// During a run: the caller's dispatch keys, which custom functions run under.
-  const c10::impl::LocalDispatchKeySet* caller_keys = nullptr;
+  /// During a run: which dispatch keys its ops skip, and the caller's (exec/below_autograd.h).
+  const detail::BelowAutograd* dispatch = nullptr;
 };
 
 namespace detail {

@@ -165,7 +165,11 @@ struct StepRunner {
         if (c.check) c.check(f.grads, f.args[index]);
         OpScope scope(obs, s.node);
         if (c.op->is_custom_function) {  // user code: under the caller's keys (below_autograd.h)
-          const c10::impl::ForceDispatchKeyGuard caller(*f.caller_keys);
+          const c10::impl::ForceDispatchKeyGuard caller(f.dispatch->caller_keys());
+          out = c.op->fn(f.grads, f.args[index]);
+        } else if (c.untracked_views && f.dispatch->active()) {
+          const c10::impl::ExcludeDispatchKeyGuard untracked(
+              c10::DispatchKeySet(c10::DispatchKey::ADInplaceOrView));
           out = c.op->fn(f.grads, f.args[index]);
         } else {
           out = c.op->fn(f.grads, f.args[index]);

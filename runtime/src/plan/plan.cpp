@@ -222,6 +222,31 @@ void plan_frees(Plan& plan) {
   }
 }
 
+// Which built-in calls may skip view tracking: those whose outputs no graph output is or comes
+// from. Any step may pass a value through (AddBackward0 returns its grad, a validate_outputs
+// that finds its grads conforming returns them), so a step with an escaping output has all it reads
+// escape too. accumulate_grad stores a detached or cloned grad: a .grad is never a view.
+void mark_untracked_views(Plan& plan) {
+  std::vector<bool> escapes(static_cast<size_t>(plan.graph.num_values), false);
+  for (ValueId v : plan.outputs) {
+    if (v != kNoValue) escapes[static_cast<size_t>(v)] = true;
+  }
+  for (auto it = plan.steps.rbegin(); it != plan.steps.rend(); ++it) {
+    const bool escaping = std::any_of(it->outputs.begin(), it->outputs.end(), [&](ValueId v) {
+      return v != kNoValue && escapes[static_cast<size_t>(v)];
+    });
+    auto* call = std::get_if<CallStep>(&it->payload);
+    if (!escaping) {
+      if (call != nullptr)
+        call->untracked_views = call->op != nullptr && !call->op->is_custom_function;
+      continue;
+    }
+    for (ValueId v : reads_of(*it)) {
+      if (v != kNoValue) escapes[static_cast<size_t>(v)] = true;
+    }
+  }
+}
+
 }  // namespace
 
 Plan build_plan(VerifiedGraph verified) {
@@ -236,6 +261,7 @@ Plan build_plan(VerifiedGraph verified) {
   plan.stats.meta_unknown = inference.unknown;
   Planner(plan).build(std::move(bound), inference);
   plan_frees(plan);
+  mark_untracked_views(plan);
   plan.grad_targets = grad_targets(plan.graph);
   return plan;
 }

@@ -49,6 +49,10 @@ struct CallStep {
   std::vector<SlotPath> slots;
   std::unique_ptr<const RebuiltArgs> rebuilt;  ///< null when every reference has a slot
   CallCheck check;  ///< functional ops that trust a grad's rank or a saved tensor's values
+  /// A built-in op none of whose outputs leaves the replay (as a graph output, itself or passed
+  /// through later steps): it may run below ADInplaceOrView too, since the view metadata and
+  /// version counts of tensors nobody sees again change nothing (see exec/below_autograd.h).
+  bool untracked_views = false;
 };
 /// A validate_outputs that could not be proven a no-op at load.
 struct ValidateStep {
