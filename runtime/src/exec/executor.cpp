@@ -41,9 +41,10 @@ void check_input(const GraphInput& gi, size_t k, const at::Tensor& t) {
     return;
   }
   const TensorMeta& m = gi.meta;
-  bool sizes_fit = t.dim() == static_cast<int64_t>(m.sizes.size());
+  const c10::IntArrayRef sizes = t.sizes();  // once: a run checks every saved tensor
+  bool sizes_fit = sizes.size() == m.sizes.size();
   for (size_t d = 0; sizes_fit && d < m.sizes.size(); ++d) {
-    sizes_fit = m.sizes[d] == kDynamicSize || t.size(static_cast<int64_t>(d)) == m.sizes[d];
+    sizes_fit = m.sizes[d] == kDynamicSize || sizes[d] == m.sizes[d];
   }
   if (t.scalar_type() != m.dtype || !sizes_fit || t.device() != m.device) {
     throw InputError(at() + ": expected " + describe(m.dtype, m.sizes, m.device) + ", got " +
