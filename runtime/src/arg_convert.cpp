@@ -279,4 +279,9 @@ c10::IValue ivalue_from_arg(const ArgRef& a, const ValueToTensor& tensor_of,
   throw FormatError("arg of unknown kind " + std::to_string(static_cast<int>(a.kind())));
 }
 
+c10::IValue ivalue_from_constant_arg(const ArgRef& arg) {
+  return ivalue_from_arg(
+      arg, [](ValueId) { return at::Tensor(); }, [](ValueId) { return int64_t{0}; });
+}
+
 }  // namespace ca::detail

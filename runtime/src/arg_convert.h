@@ -43,4 +43,8 @@ using ValueToInt = std::function<int64_t(ValueId)>;
 c10::IValue ivalue_from_arg(const ArgRef& arg, const ValueToTensor& tensor_of,
                             const ValueToInt& int_of);
 
+/// IValue of an Arg before any run: tensor references read as undefined tensors and symbolic
+/// sizes as 0, for a run to fill.
+c10::IValue ivalue_from_constant_arg(const ArgRef& arg);
+
 }  // namespace ca::detail

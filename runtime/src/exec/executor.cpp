@@ -13,6 +13,7 @@
 #include "ca/error.h"
 #include "cuda/cuda_graph_replay.h"
 #include "exec/frame.h"
+#include "registry/op_entry.h"
 
 namespace ca {
 namespace {
@@ -343,7 +344,7 @@ Frame::State::State(const detail::Plan& p) : plan(&p) {
     // A frame writes only along its slots' paths (rebuilt args are replaced whole): a built-in
     // op's other args stay the plan's, shared constants included. Custom functions run user
     // code and aten calls hand their args to kernels: those get copies of every container.
-    const bool share = call->op != nullptr && !call->op->is_custom_function;
+    const bool share = detail::is_builtin_functional(call->op);
     args[i].reserve(call->args.size());
     for (size_t j = 0; j < call->args.size(); ++j) {
       const bool filled = std::any_of(call->slots.begin(), call->slots.end(),

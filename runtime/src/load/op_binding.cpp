@@ -22,7 +22,6 @@ namespace dyn = torch::dynamo::autograd;
 using Missing = std::map<std::string, std::vector<size_t>>;
 
 at::Tensor no_tensor(ValueId) { return at::Tensor(); }
-int64_t no_int(ValueId) { return 0; }
 
 // A builtin node's arg as an IValue: no tensor references; symbolic sizes (graphs exported with
 // dynamic shapes) read as 0 here, enough to check the shape of the arg, and are rebound per run.
@@ -30,13 +29,13 @@ c10::IValue constant(const ArgRef& arg, const std::string& at) {
   if (has_refs(arg, Arg::Kind::kTensor)) {
     throw FormatError(at + ": expected a constant, found a tensor reference");
   }
-  return ivalue_from_arg(arg, no_tensor, no_int);
+  return ivalue_from_constant_arg(arg);
 }
 
 std::vector<c10::IValue> convert_args(const ArgRefs& node_args) {
   std::vector<c10::IValue> args;
   args.reserve(node_args.size());
-  for (ArgRef a : node_args) args.push_back(ivalue_from_arg(a, no_tensor, no_int));
+  for (ArgRef a : node_args) args.push_back(ivalue_from_constant_arg(a));
   return args;
 }
 
@@ -199,7 +198,7 @@ BoundNode bind_node(const Graph& g, size_t i, int64_t max_tensor_elements, Missi
       missing[op].push_back(i);
       return call;
     }
-    call.args = call.op->is_custom_function ? convert_args(args) : convert_args(args, shared);
+    call.args = is_builtin_functional(call.op) ? convert_args(args, shared) : convert_args(args);
     check_schema(args, call, at);
     call.check = bind_guards(n, op, args, call.args, at, max_tensor_elements);
     return call;

@@ -11,6 +11,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "append_bytes.h"
 #include "arg_convert.h"
 #include "guards/validate_check.h"
 
@@ -41,17 +42,12 @@ class QuietWarnings : public c10::WarningHandler {
 
 // Memo keys are compared, never read: fixed-size fields go in as their bytes, strings with their
 // length first, so that no two different calls spell the same key.
-template <class T>
-void put(std::string& key, T v) {
-  key.append(reinterpret_cast<const char*>(&v), sizeof v);
-}
-
 void append_meta(const ValueMeta& m, std::string& key) {
-  put(key, m.state);
+  append_bytes(key, m.state);
   if (!m.known()) return;
-  put(key, m.dtype);
-  put(key, m.sizes.size());
-  for (int64_t s : m.sizes) put(key, s);
+  append_bytes(key, m.dtype);
+  append_bytes(key, m.sizes.size());
+  for (int64_t s : m.sizes) append_bytes(key, s);
 }
 
 class Inferrer {
@@ -101,8 +97,8 @@ class Inferrer {
 
   // Appends the arg tree to `key`; false when it holds a symbolic size or an unknown value.
   bool append_arg(const ArgRef& a, std::string& key) const {
-    put(key, a.kind());
-    put(key, a.type().kind);
+    append_bytes(key, a.kind());
+    append_bytes(key, a.type().kind);
     switch (a.kind()) {
       case Arg::Kind::kSymInt:
         return false;  // its value is not checked at bind: shapes could differ
@@ -111,18 +107,18 @@ class Inferrer {
         append_meta(meta_of(a.ref()), key);
         return true;
       case Arg::Kind::kDouble:
-        put(key, a.d());
+        append_bytes(key, a.d());
         return true;
       case Arg::Kind::kComplex:
-        put(key, a.c());
+        append_bytes(key, a.c());
         return true;
       default:
-        put(key, a.i());
-        put(key, a.b());
-        put(key, a.device_index());
-        put(key, a.s().size());
+        append_bytes(key, a.i());
+        append_bytes(key, a.b());
+        append_bytes(key, a.device_index());
+        append_bytes(key, a.s().size());
         key += a.s();
-        put(key, a.items().size());
+        append_bytes(key, a.items().size());
         for (ArgRef item : a.items()) {
           if (!append_arg(item, key)) return false;
         }

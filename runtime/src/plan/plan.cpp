@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "plan/meta_infer.h"
+#include "registry/op_entry.h"
 
 namespace ca::detail {
 namespace {
@@ -235,10 +236,10 @@ void mark_untracked_views(Plan& plan) {
     const bool escaping = std::any_of(it->outputs.begin(), it->outputs.end(), [&](ValueId v) {
       return v != kNoValue && escapes[static_cast<size_t>(v)];
     });
-    auto* call = std::get_if<CallStep>(&it->payload);
     if (!escaping) {
-      if (call != nullptr)
-        call->untracked_views = call->op != nullptr && !call->op->is_custom_function;
+      if (auto* call = std::get_if<CallStep>(&it->payload)) {
+        call->untracked_views = is_builtin_functional(call->op);
+      }
       continue;
     }
     for (ValueId v : reads_of(*it)) {

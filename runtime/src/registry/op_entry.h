@@ -27,6 +27,14 @@ struct OpEntry {
   int64_t needs_input_grad_count = -1;
 };
 
+/// Whether a call runs torch's own generated functional form (null: an aten call; custom
+/// functions run user code). Such a call reads its packed args and writes none, so equal
+/// constants may be shared across nodes and frames (load/shared_constants.h), and views among
+/// its outputs need no tracking when they never leave the replay (exec/below_autograd.h).
+inline bool is_builtin_functional(const OpEntry* op) {
+  return op != nullptr && !op->is_custom_function;
+}
+
 /// The entry for `name` in the global registry, or nullptr. Valid for the life of the process.
 const OpEntry* find_op(const std::string& name);
 
