@@ -9,6 +9,7 @@
 
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <string>
 
 #include "ca/capture.h"
@@ -165,9 +166,20 @@ TEST(HostileCall, MaxPoolIndicesMustPointIntoTheInputsPlane) {
     return std::get<0>(torch::max_pool2d_with_indices(p[0], {2, 2}, {2, 2})).pow(2).sum();
   });
   const size_t n = node_of(c.cap.graph, "MaxPool2DWithIndicesBackward0");
-  const at::Tensor bad = saved(c, n, "result1").clone().index_fill_(3, torch::tensor({0}), 16);
+  const at::Tensor good = saved(c, n, "result1").clone();
+  const at::Tensor bad = good.clone().index_fill_(3, torch::tensor({0}), 16);
   replace_saved(c, n, "result1", bad);
   EXPECT_TRUE(contains(run_error(c), "(result1): holds an index outside [0, 16)"));
+  // The extremes of int64, and a strided copy (checked by another path than a dense one).
+  for (const int64_t v :
+       {std::numeric_limits<int64_t>::min(), int64_t{-1}, std::numeric_limits<int64_t>::max()}) {
+    replace_saved(c, n, "result1", good.clone().index_fill_(2, torch::tensor({1}), v));
+    EXPECT_TRUE(contains(run_error(c), "holds an index outside [0, 16)")) << v;
+  }
+  const at::Tensor strided = bad.transpose(2, 3).contiguous().transpose(2, 3);
+  ASSERT_FALSE(strided.is_contiguous());
+  replace_saved(c, n, "result1", strided);
+  EXPECT_TRUE(contains(run_error(c), "holds an index outside [0, 16)"));
 }
 
 TEST(HostileCall, AdaptiveMaxPoolIndicesMustPointIntoTheInputsPlane) {

@@ -16,19 +16,50 @@ namespace {
 
 std::string str(int64_t v) { return std::to_string(v); }
 
-// Index values used as raw offsets must lie in [0, limit). On an accelerator the check may not
-// synchronize (a CUDA graph may be capturing): the device asserts instead.
-void check_indices(const CallView& c, Slot name, int64_t limit, const std::string& what) {
+// Whether all n values lie in [0, last]. For such an x neither x nor last - x has the top bit
+// set (as 64-bit words); a negative x has it, and so has last - x for any larger x. Or-ing both
+// over all values is a subtraction and two ors a value, which the compiler vectorizes (built for
+// AVX2 too, the variant chosen when the library loads).
+__attribute__((target_clones("avx2", "default"))) bool all_below(const int64_t* p, int64_t n,
+                                                                 uint64_t last) {
+  uint64_t any = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const auto x = static_cast<uint64_t>(p[i]);
+    any |= x | (last - x);
+  }
+  return (any >> 63) == 0;
+}
+
+// Whether every value of a contiguous CPU int64 tensor lies in [0, limit): one pass over the
+// memory, no op dispatched and nothing allocated. It runs on every call of a max-pool backward,
+// where the aminmax it replaces cost 1.4 % of a CNN replay's instructions.
+bool all_in_range(const at::Tensor& idx, int64_t limit) {
+  if (limit <= 0) return false;  // idx is not empty
+  return all_below(idx.data_ptr<int64_t>(), idx.numel(), static_cast<uint64_t>(limit - 1));
+}
+
+// Index values used as raw offsets must lie in [0, limit), where `limit` is `what` `unit` (the
+// message is spelled out only on failure). On an accelerator the check may not synchronize (a
+// CUDA graph may be capturing): the device asserts instead.
+void check_indices(const CallView& c, Slot name, int64_t limit, const char* what,
+                   const char* unit) {
   const at::Tensor& idx = c.tensor(name);
   // Meta tensors (load-time inference) hold no values, and their kernels read none.
   if (!idx.defined() || idx.numel() == 0 || idx.is_meta()) return;
-  const std::string why = "holds an index outside [0, " + str(limit) + "), " + what;
+  auto why = [&] {
+    return "holds an index outside [0, " + str(limit) + "), " + what + " " + str(limit) + " " +
+           unit;
+  };
   if (!idx.device().is_cpu()) {
-    at::_assert_async(((idx >= 0) & (idx < limit)).all(), why);
+    at::_assert_async(((idx >= 0) & (idx < limit)).all(), why());
+    return;
+  }
+  if (idx.scalar_type() == at::kLong && idx.is_contiguous()) {
+    if (!all_in_range(idx, limit)) c.fail(name, why());
     return;
   }
   const auto [lo, hi] = at::aminmax(idx);
-  if (lo.item<int64_t>() < 0 || hi.item<int64_t>() >= limit) c.fail(name, why);
+  if (lo.item<int64_t>() < 0 || hi.item<int64_t>() >= limit) c.fail(name, why());
 }
 
 // A saved tensor of exactly `want`'s shape (undefined is refused too: the kernel reads it).
@@ -146,7 +177,7 @@ RunGuard pool_indices(const ArgSlots& s, int64_t k) {
     }
     const int64_t plane = element_count(self.sizes().slice(self.dim() - k));
     if (plane < 0) c.fail(self_slot, "an input plane of more than 2^63 elements");
-    check_indices(c, result1, plane, "the pooled input's planes have " + str(plane) + " elements");
+    check_indices(c, result1, plane, "the pooled input's planes have", "elements");
   };
 }
 
@@ -191,7 +222,7 @@ RunGuard pool_indices_3d(const ArgSlots& s) { return pool_indices(s, 3); }
 RunGuard embedding(const ArgSlots& s) {
   return [rows_slot = s["weight_sym_argsize_0"], indices = s["indices"]](const CallView& c) {
     const int64_t rows = c.integer(rows_slot);
-    check_indices(c, indices, rows, "the weight has " + str(rows) + " rows");
+    check_indices(c, indices, rows, "the weight has", "rows");
   };
 }
 
