@@ -168,8 +168,8 @@ struct StepRunner {
           const c10::impl::ForceDispatchKeyGuard caller(f.dispatch->caller_keys());
           out = c.op->fn(f.grads, f.args[index]);
         } else if (c.untracked_views && f.dispatch->active()) {
-          const c10::impl::ExcludeDispatchKeyGuard untracked(
-              c10::DispatchKeySet(c10::DispatchKey::ADInplaceOrView));
+          const c10::impl::ExcludeDispatchKeyGuard untracked{
+              c10::DispatchKeySet(c10::DispatchKey::ADInplaceOrView)};
           out = c.op->fn(f.grads, f.args[index]);
         } else {
           out = c.op->fn(f.grads, f.args[index]);
