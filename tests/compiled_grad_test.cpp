@@ -144,6 +144,76 @@ TEST(CompiledGrad, ReturnedViewsAndGradVersionsAreEagers) {
   EXPECT_EQ(cb.stats().hits, 2u);  // grad() once, and backward() once .grad existed
 }
 
+// What a .grad shares with the caller's tensors: x.view(-1)'s backward returns a view of the
+// root grad the caller passed, and AccumulateGrad keeps a detached alias of it, so the two
+// count versions together (a later in-place write to one shows in the other's version); a
+// grad made as a view of a tensor written in place keeps that tensor's count.
+TEST(CompiledGrad, AGradStolenFromAViewSharesItsVersionCounterAsInEager) {
+  torch::manual_seed(6);
+  const at::Tensor x = torch::randn({2, 3}, torch::requires_grad());
+  struct Seen {
+    bool bumps_with_root;
+    int64_t version;
+  };
+  auto run = [&](CompiledBackward* cb) {
+    x.mutable_grad().reset();
+    const at::Tensor g = torch::randn({6});
+    const at::Tensor y = x.view(-1);  // ViewBackward0 returns a view of g
+    cb != nullptr ? (void)cb->backward({y}, {g}) : y.backward(g);
+    const int64_t before = x.grad()._version();
+    g.mul_(2);
+    const bool bumps = x.grad()._version() == before + 1;
+    x.mutable_grad().reset();
+    at::Tensor b = x.t().clone();
+    b[0].mul_(2);  // CopySlices: its result counts two in-place writes before TBackward0's view
+    cb != nullptr ? (void)cb->backward({b.sum()}) : b.sum().backward();
+    return Seen{bumps, x.grad()._version()};
+  };
+  const Seen eager = run(nullptr);
+  EXPECT_TRUE(eager.bumps_with_root);
+  CompiledBackwardOptions options;
+  options.strict = true;
+  CompiledBackward cb(options);
+  for (int step = 0; step < 2; ++step) {
+    const Seen mine = run(&cb);
+    EXPECT_EQ(mine.bumps_with_root, eager.bumps_with_root) << "step " << step;
+    EXPECT_EQ(mine.version, eager.version) << "step " << step;
+  }
+  EXPECT_EQ(cb.stats().hits, 2u);
+}
+
+/// The identity, whose backward reports whether its grad is a view: user code sees what eager's
+/// engine would hand it.
+struct ReportsViews : public torch::autograd::Function<ReportsViews> {
+  static std::vector<bool>& seen() {
+    static std::vector<bool> views;
+    return views;
+  }
+  static at::Tensor forward(AutogradContext*, const at::Tensor& x) { return x.clone(); }
+  static variable_list backward(AutogradContext*, variable_list grads) {
+    seen().push_back(grads[0].is_view());
+    return {grads[0]};
+  }
+};
+
+TEST(CompiledGrad, ACustomFunctionGetsTheViewsEagerWouldGiveIt) {
+  register_function<ReportsViews>();
+  torch::manual_seed(7);
+  const at::Tensor x = torch::randn({3, 4}, torch::requires_grad());
+  const at::Tensor w = torch::randn({3, 5});
+  auto loss = [&] { return ReportsViews::apply(x).t().mm(w).sum(); };  // grad: TBackward0's view
+  ReportsViews::seen().clear();
+  loss().backward();
+  CompiledBackwardOptions options;
+  options.strict = true;
+  CompiledBackward cb(options);
+  for (int step = 0; step < 2; ++step) cb.backward({loss()});
+  ASSERT_EQ(ReportsViews::seen().size(), 3u);
+  EXPECT_TRUE(ReportsViews::seen()[0]);  // eager's
+  EXPECT_EQ(ReportsViews::seen()[1], ReportsViews::seen()[0]);
+  EXPECT_EQ(ReportsViews::seen()[2], ReportsViews::seen()[0]);
+}
+
 TEST(CompiledGrad, AnUnusedInputThrowsUnlessAllowed) {
   torch::manual_seed(2);
   Net net;

@@ -33,6 +33,38 @@ struct ValueMeta {
   bool known() const { return state == State::kKnown; }
 };
 using Outputs = std::optional<std::vector<ValueMeta>>;  // nullopt: the op failed on meta
+/// One meta call's result: its outputs, and what they share with what it read.
+struct Inferred {
+  Outputs outputs;
+  OutputSharing sharing = OutputSharing::kUnknown;
+};
+
+// Every defined tensor in `v` (packed args nest tensors in lists, tuples and dicts).
+void collect_tensors(const c10::IValue& v, std::vector<at::Tensor>& out) {
+  if (v.isTensor()) {
+    if (v.toTensor().defined()) out.push_back(v.toTensor());
+  } else if (v.isList()) {
+    for (const c10::IValue& item : v.toListRef()) collect_tensors(item, out);
+  } else if (v.isTuple()) {
+    for (const c10::IValue& item : v.toTupleRef().elements()) collect_tensors(item, out);
+  } else if (v.isGenericDict()) {
+    for (const auto& entry : v.toGenericDict()) collect_tensors(entry.value(), out);
+  }
+}
+
+// What `out` shares with `read`. Each tensor read is made on its own here, so sharing a storage
+// means the op returned it, or a view or alias of it.
+OutputSharing sharing_of(const at::Tensor& out, const std::vector<at::Tensor>& read) {
+  OutputSharing s = OutputSharing::kNone;
+  for (const at::Tensor& r : read) {
+    if (out.is_same(r)) {
+      s = OutputSharing::kSame;
+    } else if (out.is_alias_of(r)) {
+      return OutputSharing::kViews;
+    }
+  }
+  return s;
+}
 
 // Ops may warn about meta tensors; load stays silent.
 class QuietWarnings : public c10::WarningHandler {
@@ -55,7 +87,10 @@ class Inferrer {
   Inferrer(const Graph& g, const std::vector<BoundNode>& bound)
       : g_(g), bound_(bound), metas_(static_cast<size_t>(g.num_values)) {
     result_.validate_is_noop.assign(g.nodes.size(), false);
+    result_.output_sharing.assign(g.nodes.size(), OutputSharing::kUnknown);
   }
+
+  size_t index_of(const Node& n) const { return static_cast<size_t>(&n - g_.nodes.data()); }
 
   MetaInference run() {
     if (!init_inputs()) return result_;
@@ -135,8 +170,8 @@ class Inferrer {
   c10::ArrayRef<ValueId> inputs_of(const Node& n) const { return g_.ids(n.inputs); }
   c10::ArrayRef<ValueId> outputs_of(const Node& n) const { return g_.ids(n.outputs); }
 
-  Outputs call_on_meta(const Node& n, const OpCall& call) {
-    if (result_.meta_calls >= kMaxMetaCalls) return std::nullopt;
+  Inferred call_on_meta(const Node& n, const OpCall& call) {
+    if (result_.meta_calls >= kMaxMetaCalls) return {};
     ++result_.meta_calls;
     try {
       torch::autograd::variable_list grads;
@@ -146,19 +181,27 @@ class Inferrer {
       auto int_of = [](ValueId) -> int64_t { return 0; };  // never reached: refused in the key
       for (ArgRef a : g_.args(n)) args.push_back(ivalue_from_arg(a, tensor_of, int_of));
       if (call.check) call.check(grads, args);  // the op trusts what the check checks
-      std::vector<ValueMeta> out;
+      std::vector<at::Tensor> read;
+      for (const at::Tensor& t : grads) collect_tensors(t, read);
+      for (const c10::IValue& a : args) collect_tensors(a, read);
+      Inferred result{std::vector<ValueMeta>(), OutputSharing::kNone};
       for (const at::Tensor& t : call.op->fn(grads, args)) {
         if (!t.defined()) {
-          out.push_back(ValueMeta::undefined());
-        } else if (t.is_meta() && t.layout() == c10::kStrided && !t.is_nested()) {
-          out.push_back({ValueMeta::State::kKnown, t.scalar_type(), t.sizes().vec()});
+          result.outputs->push_back(ValueMeta::undefined());
+          continue;
+        }
+        // An output without storage (sparse, nested) is not looked into: taken as a view.
+        result.sharing =
+            std::max(result.sharing, t.has_storage() ? sharing_of(t, read) : OutputSharing::kViews);
+        if (t.is_meta() && t.layout() == c10::kStrided && !t.is_nested()) {
+          result.outputs->push_back({ValueMeta::State::kKnown, t.scalar_type(), t.sizes().vec()});
         } else {
-          out.emplace_back();
+          result.outputs->emplace_back();
         }
       }
-      return out;
+      return result;
     } catch (const std::exception&) {
-      return std::nullopt;
+      return {};
     }
   }
 
@@ -176,11 +219,11 @@ class Inferrer {
       auto it = memo_.find(key);
       if (it != memo_.end()) {
         ++result_.memo_hits;
-        out = it->second;
       } else {
-        out = call_on_meta(n, call);
-        memo_.emplace(key, out);
+        it = memo_.emplace(key, call_on_meta(n, call)).first;
       }
+      out = it->second.outputs;
+      result_.output_sharing[index_of(n)] = it->second.sharing;
     }
     // Another count than the node declares is the run's to report (run_step.cpp), by name.
     if (!out || out->size() != outputs_of(n).size()) {
@@ -234,7 +277,7 @@ class Inferrer {
   std::string key_;
   std::vector<ValueMeta> metas_;
   std::optional<c10::Device> device_;
-  std::unordered_map<std::string, Outputs> memo_;
+  std::unordered_map<std::string, Inferred> memo_;
   MetaInference result_;
 };
 

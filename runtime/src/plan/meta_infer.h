@@ -2,7 +2,8 @@
 #pragma once
 // Load-time inference of every value's metadata (dtype, shape; strided, on the graph's device):
 // graph inputs give theirs, functional ops are run once on meta-device tensors, and the
-// builtins propagate. Its purpose is to prove validate_outputs nodes no-ops at load.
+// builtins propagate. Its purpose is to prove validate_outputs nodes no-ops at load, and to say
+// which ops return only fresh tensors (none a view or alias of what they read).
 
 #include <vector>
 
@@ -11,12 +12,22 @@
 
 namespace ca::detail {
 
+/// What a functional op's outputs share with the tensors it read (grads and saved tensors), as
+/// its run on meta tensors showed.
+enum class OutputSharing : uint8_t {
+  kUnknown,  ///< not run on meta tensors (custom function, unknown inputs, failure, budget)
+  kNone,     ///< fresh tensors only
+  kSame,     ///< some output is a tensor it read (a grad passed on), none a view of one
+  kViews,    ///< some output is a view or alias of a tensor it read
+};
+
 /// What load-time inference found.
 struct MetaInference {
   std::vector<bool> validate_is_noop;  ///< by node index; true only for proven validate_outputs
-  size_t meta_calls = 0;               ///< ops actually run on meta tensors
-  size_t memo_hits = 0;                ///< inferences answered by an earlier identical call
-  size_t unknown = 0;                  ///< functional nodes whose outputs stayed unknown
+  std::vector<OutputSharing> output_sharing;  ///< by node index
+  size_t meta_calls = 0;                      ///< ops actually run on meta tensors
+  size_t memo_hits = 0;                       ///< inferences answered by an earlier identical call
+  size_t unknown = 0;                         ///< functional nodes whose outputs stayed unknown
 };
 
 /// Infers metadata through `graph`. Op failures on meta tensors, custom functions, symbolic

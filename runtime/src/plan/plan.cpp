@@ -223,28 +223,45 @@ void plan_frees(Plan& plan) {
   }
 }
 
-// Which built-in calls may skip view tracking: those whose outputs no graph output is or comes
-// from. Any step may pass a value through (AddBackward0 returns its grad, a validate_outputs
-// that finds its grads conforming returns them), so a step with an escaping output has all it reads
-// escape too. accumulate_grad stores a detached or cloned grad: a .grad is never a view.
-void mark_untracked_views(Plan& plan) {
-  std::vector<bool> escapes(static_cast<size_t>(plan.graph.num_values), false);
-  for (ValueId v : plan.outputs) {
-    if (v != kNoValue) escapes[static_cast<size_t>(v)] = true;
-  }
+// How far a value reaches, which decides what the step that makes it must do as eager does.
+enum class Reach : uint8_t {
+  kNone,     ///< nobody sees it after the replay
+  kVersion,  ///< an accumulate_grad may steal it: .grad is a detached alias, sharing its counter
+  kVisible,  ///< the caller or user code gets it: a graph output, or read by a custom function
+             ///< or an aten call (kernels and user code may look at views and versions)
+};
+
+// Which built-in calls run without view tracking (ADInplaceOrView): those whose outputs nobody
+// sees, and those whose outputs at most an accumulate_grad steals when meta inference saw them
+// make no view of what they read (a fresh tensor's version counter is its own, a grad passed on
+// keeps its own, whether or not the op tracked the views it made inside). A call that may pass
+// on or view what it read passes its reach on to all it reads, as does every other step:
+// validate_outputs, accumulate and copy_slices may pass a grad through, custom functions and
+// aten calls hand theirs to user code and kernels.
+void mark_untracked_views(Plan& plan, const std::vector<OutputSharing>& sharing) {
+  std::vector<Reach> reach(static_cast<size_t>(plan.graph.num_values), Reach::kNone);
+  auto raise = [&reach](ValueId v, Reach r) {
+    if (v != kNoValue) reach[static_cast<size_t>(v)] = std::max(reach[static_cast<size_t>(v)], r);
+  };
+  for (ValueId v : plan.outputs) raise(v, Reach::kVisible);
   for (auto it = plan.steps.rbegin(); it != plan.steps.rend(); ++it) {
-    const bool escaping = std::any_of(it->outputs.begin(), it->outputs.end(), [&](ValueId v) {
-      return v != kNoValue && escapes[static_cast<size_t>(v)];
-    });
-    if (!escaping) {
-      if (auto* call = std::get_if<CallStep>(&it->payload)) {
-        call->untracked_views = is_builtin_functional(call->op);
+    Reach out = Reach::kNone;
+    for (ValueId v : it->outputs) {
+      if (v != kNoValue) out = std::max(out, reach[static_cast<size_t>(v)]);
+    }
+    auto* call = std::get_if<CallStep>(&it->payload);
+    if (call != nullptr && is_builtin_functional(call->op)) {
+      const OutputSharing shares = sharing[it->node];
+      const bool makes_no_views = shares == OutputSharing::kNone || shares == OutputSharing::kSame;
+      call->untracked_views = out == Reach::kNone || (out == Reach::kVersion && makes_no_views);
+      if (shares != OutputSharing::kNone) {
+        for (ValueId v : reads_of(*it)) raise(v, out);
       }
       continue;
     }
-    for (ValueId v : reads_of(*it)) {
-      if (v != kNoValue) escapes[static_cast<size_t>(v)] = true;
-    }
+    Reach in = call != nullptr ? Reach::kVisible : out;
+    if (std::holds_alternative<AccumulateGradStep>(it->payload)) in = std::max(in, Reach::kVersion);
+    for (ValueId v : reads_of(*it)) raise(v, in);
   }
 }
 
@@ -262,7 +279,7 @@ Plan build_plan(VerifiedGraph verified) {
   plan.stats.meta_unknown = inference.unknown;
   Planner(plan).build(std::move(bound), inference);
   plan_frees(plan);
-  mark_untracked_views(plan);
+  mark_untracked_views(plan, inference.output_sharing);
   plan.grad_targets = grad_targets(plan.graph);
   return plan;
 }

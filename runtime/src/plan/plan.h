@@ -49,9 +49,9 @@ struct CallStep {
   std::vector<SlotPath> slots;
   std::unique_ptr<const RebuiltArgs> rebuilt;  ///< null when every reference has a slot
   CallCheck check;  ///< functional ops that trust a grad's rank or a saved tensor's values
-  /// A built-in op none of whose outputs leaves the replay (as a graph output, itself or passed
-  /// through later steps): it may run below ADInplaceOrView too, since the view metadata and
-  /// version counts of tensors nobody sees again change nothing (see exec/below_autograd.h).
+  /// A built-in op whose outputs nobody sees after the replay, or that makes fresh tensors an
+  /// accumulate_grad at most steals: it runs without view tracking (exec/below_autograd.h;
+  /// mark_untracked_views in plan.cpp says why that changes nothing a caller can see).
   bool untracked_views = false;
 };
 /// A validate_outputs that could not be proven a no-op at load.
