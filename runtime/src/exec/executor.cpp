@@ -42,10 +42,12 @@ void check_input(const GraphInput& gi, size_t k, const at::Tensor& t) {
     return;
   }
   const TensorMeta& m = gi.meta;
-  const c10::IntArrayRef sizes = t.sizes();  // once: a run checks every saved tensor
-  bool sizes_fit = sizes.size() == m.sizes.size();
-  for (size_t d = 0; sizes_fit && d < m.sizes.size(); ++d) {
-    sizes_fit = m.sizes[d] == kDynamicSize || sizes[d] == m.sizes[d];
+  bool sizes_fit = t.dim() == static_cast<int64_t>(m.sizes.size());
+  if (sizes_fit) {
+    const c10::IntArrayRef sizes = t.sizes();  // once: a run checks every saved tensor
+    for (size_t d = 0; sizes_fit && d < m.sizes.size(); ++d) {
+      sizes_fit = m.sizes[d] == kDynamicSize || sizes[d] == m.sizes[d];
+    }
   }
   if (t.scalar_type() != m.dtype || !sizes_fit || t.device() != m.device) {
     throw InputError(at() + ": expected " + describe(m.dtype, m.sizes, m.device) + ", got " +
@@ -295,17 +297,17 @@ std::vector<at::Tensor> Executor::run_frame(const Impl& impl, Frame& frame,
 
   at::NoGradGuard no_grad;  // eager backward runs with grad mode off unless create_graph
   const detail::BelowAutograd below_autograd;
-  f.dispatch = &below_autograd;
   // Profiler scopes per step only where a RecordFunction callback exists: asked once per run, so
   // that a replay without a profiler pays one check, not one per step. A profiler started in
   // the middle of a run sees the steps of the next run.
-  const bool traced = at::hasCallbacks();
+  const detail::RunContext run{observer, plan.max_tensor_elements, at::hasCallbacks(),
+                               &below_autograd};
   size_t i = 0;
   try {
     for (; i < plan.steps.size(); ++i) {
       const detail::Step& step = plan.steps[i];
       if (observer != nullptr) observer->node_begin(step.node);
-      detail::run_step(step, i, f, observer, plan.max_tensor_elements, traced);
+      detail::run_step(step, i, f, run);
       for (ValueId v : step.frees) f.values[static_cast<size_t>(v)].reset();
       if (observer != nullptr) observer->node_end(step.node);
     }

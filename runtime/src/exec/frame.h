@@ -25,17 +25,22 @@ struct Frame::State {
   std::vector<std::vector<c10::IValue>> args;  ///< by step; own copies of the templates
   torch::autograd::variable_list grads;        ///< scratch: a step's gathered inputs
   torch::jit::Stack stack;                     ///< scratch: an aten step's boxed stack
-  /// During a run: which dispatch keys its ops skip, and the caller's (exec/below_autograd.h).
-  const detail::BelowAutograd* dispatch = nullptr;
 };
 
 namespace detail {
 
-/// Runs one step on `frame`; `observer` may be null. With `traced` (some RecordFunction callback
-/// is registered, e.g. a profiler runs), the step is a RecordFunction scope named
-/// step.trace_name.
-void run_step(const Step& step, size_t index, Frame::State& frame, RunObserver* observer,
-              int64_t max_elements, bool traced);
+/// How a run goes: its limits, its observer (may be null), and the dispatch keys its ops skip.
+struct RunContext {
+  RunObserver* observer = nullptr;
+  int64_t max_elements = 0;  ///< ExecutorOptions::max_tensor_elements
+  /// Some RecordFunction callback is registered (e.g. a profiler runs): each step is a
+  /// RecordFunction scope named step.trace_name.
+  bool traced = false;
+  const BelowAutograd* dispatch = nullptr;  ///< the run's; never null during a run
+};
+
+/// Runs one step on `frame`.
+void run_step(const Step& step, size_t index, Frame::State& frame, const RunContext& run);
 
 }  // namespace detail
 }  // namespace ca

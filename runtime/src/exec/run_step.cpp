@@ -155,6 +155,7 @@ struct StepRunner {
   Frame::State& f;
   RunObserver* obs;
   int64_t max_elements;
+  const BelowAutograd& dispatch;
 
   void operator()(const CallStep& c) const {
     variable_list out;
@@ -165,9 +166,9 @@ struct StepRunner {
         if (c.check) c.check(f.grads, f.args[index]);
         OpScope scope(obs, s.node);
         if (c.op->is_custom_function) {  // user code: under the caller's keys (below_autograd.h)
-          const c10::impl::ForceDispatchKeyGuard caller(f.dispatch->caller_keys());
+          const c10::impl::ForceDispatchKeyGuard caller(dispatch.caller_keys());
           out = c.op->fn(f.grads, f.args[index]);
-        } else if (c.untracked_views && f.dispatch->active()) {
+        } else if (c.untracked_views && dispatch.active()) {
           const c10::impl::ExcludeDispatchKeyGuard untracked{
               c10::DispatchKeySet(c10::DispatchKey::ADInplaceOrView)};
           out = c.op->fn(f.grads, f.args[index]);
@@ -328,12 +329,11 @@ void StepRunner::operator()(const CopySlicesFlags& p) const {
 
 }  // namespace
 
-void run_step(const Step& step, size_t index, Frame::State& frame, RunObserver* observer,
-              int64_t max_elements, bool traced) {
-  const StepRunner runner{step, index, frame, observer, max_elements};
+void run_step(const Step& step, size_t index, Frame::State& frame, const RunContext& run) {
+  const StepRunner runner{step, index, frame, run.observer, run.max_elements, *run.dispatch};
   // One profiler event per step, as eager's engine opens one per node.
   auto callbacks =
-      traced ? at::getStepCallbacksUnlessEmpty(at::RecordScope::FUNCTION) : std::nullopt;
+      run.traced ? at::getStepCallbacksUnlessEmpty(at::RecordScope::FUNCTION) : std::nullopt;
   if (C10_UNLIKELY(callbacks.has_value())) {
     at::RecordFunction scope(std::move(*callbacks));
     scope.before(std::string_view(*step.trace_name), c10::ArrayRef<const c10::IValue>());

@@ -18,10 +18,14 @@ std::string str(int64_t v) { return std::to_string(v); }
 
 // Whether all n values lie in [0, last]. For such an x neither x nor last - x has the top bit
 // set (as 64-bit words); a negative x has it, and so has last - x for any larger x. Or-ing both
-// over all values is a subtraction and two ors a value, which the compiler vectorizes (built for
-// AVX2 too, the variant chosen when the library loads).
-__attribute__((target_clones("avx2", "default"))) bool all_below(const int64_t* p, int64_t n,
-                                                                 uint64_t last) {
+// over all values is a subtraction and two ors a value, which the compiler vectorizes (on x86-64
+// built for AVX2 too, the variant chosen when the library loads).
+#if defined(__x86_64__) && defined(__GNUC__)
+#define CA_X86_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define CA_X86_CLONES
+#endif
+CA_X86_CLONES bool all_below(const int64_t* p, int64_t n, uint64_t last) {
   uint64_t any = 0;
   for (int64_t i = 0; i < n; ++i) {
     const auto x = static_cast<uint64_t>(p[i]);

@@ -23,16 +23,21 @@ class Cursor {
   uint32_t offset() const { return static_cast<uint32_t>(pos_); }
   template <class T>
   void put(const T& v) {
-    std::memcpy(out_.data() + pos_, &v, sizeof v);
-    pos_ += sizeof v;
+    write(&v, sizeof v);
   }
   void put_list(c10::IntArrayRef v) {
     put(v.size());
-    std::memcpy(out_.data() + pos_, v.data(), v.size() * sizeof(int64_t));
-    pos_ += v.size() * sizeof(int64_t);
+    write(v.data(), v.size() * sizeof(int64_t));
   }
 
  private:
+  void write(const void* data, size_t n) {
+    // The room is sized by tensor_meta_bytes and kScalarBytes, which follow what is put here.
+    TORCH_INTERNAL_ASSERT(pos_ + n <= out_.size(), "step key: a field past the room made for it");
+    std::memcpy(out_.data() + pos_, data, n);
+    pos_ += n;
+  }
+
   std::string& out_;
   size_t pos_;
 };
