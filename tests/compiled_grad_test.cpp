@@ -147,7 +147,8 @@ TEST(CompiledGrad, ReturnedViewsAndGradVersionsAreEagers) {
 // What a .grad shares with the caller's tensors: x.view(-1)'s backward returns a view of the
 // root grad the caller passed, and AccumulateGrad keeps a detached alias of it, so the two
 // count versions together (a later in-place write to one shows in the other's version); a
-// grad made as a view of a tensor written in place keeps that tensor's count.
+// grad made as a view of a tensor written in place keeps that tensor's count. (A count a
+// formula makes on a fresh grad of its own is not kept: see the README's "What a replay skips".)
 TEST(CompiledGrad, AGradStolenFromAViewSharesItsVersionCounterAsInEager) {
   torch::manual_seed(6);
   const at::Tensor x = torch::randn({2, 3}, torch::requires_grad());

@@ -4,6 +4,7 @@
 #include "plan/meta_infer.h"
 
 #include <ATen/ATen.h>
+#include <c10/core/InferenceMode.h>
 #include <torch/csrc/autograd/grad_mode.h>
 
 #include <algorithm>
@@ -52,15 +53,36 @@ void collect_tensors(const c10::IValue& v, std::vector<at::Tensor>& out) {
   }
 }
 
-// What `out` shares with `read`. Each tensor read is made on its own here, so sharing a storage
-// means the op returned it, or a view or alias of it.
-OutputSharing sharing_of(const at::Tensor& out, const std::vector<at::Tensor>& read) {
-  OutputSharing s = OutputSharing::kNone;
-  for (const at::Tensor& r : read) {
-    if (out.is_same(r)) {
-      s = OutputSharing::kSame;
-    } else if (out.is_alias_of(r)) {
-      return OutputSharing::kViews;
+// What the outputs share with `read` and with each other. Each tensor read is made on its own
+// here, so sharing a storage means the op returned it, or a view or alias of it; a version
+// counter that moved means an in-place write, which view tracking counts.
+OutputSharing sharing_of(const std::vector<at::Tensor>& outs, const std::vector<at::Tensor>& read,
+                         const std::vector<int64_t>& read_versions) {
+  OutputSharing s = OutputSharing::kFresh;
+  for (size_t k = 0; k < read.size(); ++k) {
+    if (read[k]._version() != read_versions[k]) return OutputSharing::kViewsOrWrites;
+  }
+  for (size_t i = 0; i < outs.size(); ++i) {
+    const at::Tensor& out = outs[i];
+    // An output without storage (sparse, nested) is not looked into: taken as a view.
+    if (!out.has_storage()) return OutputSharing::kViewsOrWrites;
+    bool passed_on = false;
+    for (const at::Tensor& r : read) {
+      if (out.is_same(r)) {
+        passed_on = true;
+      } else if (out.is_alias_of(r)) {
+        return OutputSharing::kViewsOrWrites;
+      }
+    }
+    if (passed_on) {
+      s = OutputSharing::kPassesReads;
+      continue;
+    }
+    if (out._version() != 0) return OutputSharing::kViewsOrWrites;
+    for (size_t j = 0; j < i; ++j) {
+      if (!out.is_same(outs[j]) && outs[j].has_storage() && out.is_alias_of(outs[j])) {
+        return OutputSharing::kViewsOrWrites;
+      }
     }
   }
   return s;
@@ -97,6 +119,7 @@ class Inferrer {
     QuietWarnings quiet;
     c10::WarningUtils::WarningHandlerGuard guard(&quiet);
     at::NoGradGuard no_grad;
+    c10::InferenceMode not_inference(false);  // meta tensors count versions (sharing_of)
     for (size_t i = 0; i < g_.nodes.size(); ++i) {
       const Node& n = g_.nodes[i];
       if (n.kind == NodeKind::kFunctional) {
@@ -184,21 +207,24 @@ class Inferrer {
       std::vector<at::Tensor> read;
       for (const at::Tensor& t : grads) collect_tensors(t, read);
       for (const c10::IValue& a : args) collect_tensors(a, read);
-      Inferred result{std::vector<ValueMeta>(), OutputSharing::kNone};
+      std::vector<int64_t> read_versions;
+      read_versions.reserve(read.size());
+      for (const at::Tensor& r : read) read_versions.push_back(r._version());
+      Inferred result{std::vector<ValueMeta>(), OutputSharing::kUnknown};
+      std::vector<at::Tensor> outs;
       for (const at::Tensor& t : call.op->fn(grads, args)) {
         if (!t.defined()) {
           result.outputs->push_back(ValueMeta::undefined());
           continue;
         }
-        // An output without storage (sparse, nested) is not looked into: taken as a view.
-        result.sharing =
-            std::max(result.sharing, t.has_storage() ? sharing_of(t, read) : OutputSharing::kViews);
+        outs.push_back(t);
         if (t.is_meta() && t.layout() == c10::kStrided && !t.is_nested()) {
           result.outputs->push_back({ValueMeta::State::kKnown, t.scalar_type(), t.sizes().vec()});
         } else {
           result.outputs->emplace_back();
         }
       }
+      result.sharing = sharing_of(outs, read, read_versions);
       return result;
     } catch (const std::exception&) {
       return {};

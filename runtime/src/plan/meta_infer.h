@@ -13,12 +13,13 @@
 namespace ca::detail {
 
 /// What a functional op's outputs share with the tensors it read (grads and saved tensors), as
-/// its run on meta tensors showed.
+/// its run on meta tensors showed: what decides whether its view tracking can be seen.
 enum class OutputSharing : uint8_t {
-  kUnknown,  ///< not run on meta tensors (custom function, unknown inputs, failure, budget)
-  kNone,     ///< fresh tensors only
-  kSame,     ///< some output is a tensor it read (a grad passed on), none a view of one
-  kViews,    ///< some output is a view or alias of a tensor it read
+  kUnknown,        ///< not run on meta tensors (custom function, unknown inputs, failure, budget)
+  kFresh,          ///< new tensors only, none a view of another, none written in place
+  kPassesReads,    ///< also some tensor it read, passed on unchanged (a grad returned as is)
+  kViewsOrWrites,  ///< some output is a view or alias of a tensor it read or of another output,
+                   ///< or the op wrote in place into an output or a read (versions moved)
 };
 
 /// What load-time inference found.

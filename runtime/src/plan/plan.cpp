@@ -233,11 +233,11 @@ enum class Reach : uint8_t {
 
 // Which built-in calls run without view tracking (ADInplaceOrView): those whose outputs nobody
 // sees, and those whose outputs at most an accumulate_grad steals when meta inference saw them
-// make no view of what they read (a fresh tensor's version counter is its own, a grad passed on
-// keeps its own, whether or not the op tracked the views it made inside). A call that may pass
-// on or view what it read passes its reach on to all it reads, as does every other step:
-// validate_outputs, accumulate and copy_slices may pass a grad through, custom functions and
-// aten calls hand theirs to user code and kernels.
+// make no view of anything and write nothing in place (a new tensor's version counter is then
+// its own and at 0, a grad passed on keeps its own, as with tracking). Every step passes its
+// reach on to all it reads: a call may pass a read on at run time where it copied on meta
+// tensors (a layout decides), validate_outputs, accumulate and copy_slices may pass a grad
+// through, and custom functions and aten calls hand theirs to user code and kernels.
 void mark_untracked_views(Plan& plan, const std::vector<OutputSharing>& sharing) {
   std::vector<Reach> reach(static_cast<size_t>(plan.graph.num_values), Reach::kNone);
   auto raise = [&reach](ValueId v, Reach r) {
@@ -252,11 +252,10 @@ void mark_untracked_views(Plan& plan, const std::vector<OutputSharing>& sharing)
     auto* call = std::get_if<CallStep>(&it->payload);
     if (call != nullptr && is_builtin_functional(call->op)) {
       const OutputSharing shares = sharing[it->node];
-      const bool makes_no_views = shares == OutputSharing::kNone || shares == OutputSharing::kSame;
-      call->untracked_views = out == Reach::kNone || (out == Reach::kVersion && makes_no_views);
-      if (shares != OutputSharing::kNone) {
-        for (ValueId v : reads_of(*it)) raise(v, out);
-      }
+      const bool untracked_alike =
+          shares == OutputSharing::kFresh || shares == OutputSharing::kPassesReads;
+      call->untracked_views = out == Reach::kNone || (out == Reach::kVersion && untracked_alike);
+      for (ValueId v : reads_of(*it)) raise(v, out);
       continue;
     }
     Reach in = call != nullptr ? Reach::kVisible : out;
