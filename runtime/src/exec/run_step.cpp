@@ -8,6 +8,7 @@
 #include <torch/csrc/autograd/engine.h>
 #include <torch/csrc/autograd/functions/accumulate_grad.h>
 
+#include <optional>
 #include <sstream>
 #include <string_view>
 
@@ -165,16 +166,15 @@ struct StepRunner {
         gather(s, f);
         if (c.check) c.check(f.grads, f.args[index]);
         OpScope scope(obs, s.node);
-        if (c.op->is_custom_function) {  // user code: under the caller's keys (below_autograd.h)
-          const c10::impl::ForceDispatchKeyGuard caller(dispatch.caller_keys());
-          out = c.op->fn(f.grads, f.args[index]);
+        // Custom functions run user code under the caller's keys; see below_autograd.h.
+        std::optional<c10::impl::ForceDispatchKeyGuard> caller;
+        std::optional<c10::impl::ExcludeDispatchKeyGuard> untracked;
+        if (c.op->is_custom_function) {
+          caller.emplace(dispatch.caller_keys());
         } else if (c.untracked_views && dispatch.active()) {
-          const c10::impl::ExcludeDispatchKeyGuard untracked{
-              c10::DispatchKeySet(c10::DispatchKey::ADInplaceOrView)};
-          out = c.op->fn(f.grads, f.args[index]);
-        } else {
-          out = c.op->fn(f.grads, f.args[index]);
+          untracked.emplace(c10::DispatchKeySet(c10::DispatchKey::ADInplaceOrView));
         }
+        out = c.op->fn(f.grads, f.args[index]);
       } else {
         f.stack.assign(f.args[index].begin(), f.args[index].end());
         check_aten_inputs(c.aten->schema(), f.stack);

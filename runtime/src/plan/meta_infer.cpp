@@ -42,15 +42,10 @@ struct Inferred {
 
 // Every defined tensor in `v` (packed args nest tensors in lists, tuples and dicts).
 void collect_tensors(const c10::IValue& v, std::vector<at::Tensor>& out) {
-  if (v.isTensor()) {
-    if (v.toTensor().defined()) out.push_back(v.toTensor());
-  } else if (v.isList()) {
-    for (const c10::IValue& item : v.toListRef()) collect_tensors(item, out);
-  } else if (v.isTuple()) {
-    for (const c10::IValue& item : v.toTupleRef().elements()) collect_tensors(item, out);
-  } else if (v.isGenericDict()) {
-    for (const auto& entry : v.toGenericDict()) collect_tensors(entry.value(), out);
-  }
+  v.visit([&out](const c10::IValue& sub) {
+    if (sub.isTensor() && sub.toTensor().defined()) out.push_back(sub.toTensor());
+    return false;  // into every container
+  });
 }
 
 // What the outputs share with `read` and with each other. Each tensor read is made on its own
@@ -112,8 +107,6 @@ class Inferrer {
     result_.output_sharing.assign(g.nodes.size(), OutputSharing::kUnknown);
   }
 
-  size_t index_of(const Node& n) const { return static_cast<size_t>(&n - g_.nodes.data()); }
-
   MetaInference run() {
     if (!init_inputs()) return result_;
     QuietWarnings quiet;
@@ -123,7 +116,7 @@ class Inferrer {
     for (size_t i = 0; i < g_.nodes.size(); ++i) {
       const Node& n = g_.nodes[i];
       if (n.kind == NodeKind::kFunctional) {
-        functional(n, std::get<OpCall>(bound_[i]));
+        functional(i, n, std::get<OpCall>(bound_[i]));
       } else if (n.kind == NodeKind::kValidateOutputs) {
         result_.validate_is_noop[i] = validate(n, std::get<MetadataList>(bound_[i]));
       } else if (n.kind == NodeKind::kAccumulate) {
@@ -231,7 +224,7 @@ class Inferrer {
     }
   }
 
-  void functional(const Node& n, const OpCall& call) {
+  void functional(size_t i, const Node& n, const OpCall& call) {
     Outputs out;
     std::string& key = key_;  // one buffer for every node's key
     key.assign(reinterpret_cast<const char*>(&n.op), sizeof n.op);  // names are this graph's
@@ -249,7 +242,7 @@ class Inferrer {
         it = memo_.emplace(key, call_on_meta(n, call)).first;
       }
       out = it->second.outputs;
-      result_.output_sharing[index_of(n)] = it->second.sharing;
+      result_.output_sharing[i] = it->second.sharing;
     }
     // Another count than the node declares is the run's to report (run_step.cpp), by name.
     if (!out || out->size() != outputs_of(n).size()) {
