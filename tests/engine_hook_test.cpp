@@ -4,6 +4,10 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <atomic>
+#include <thread>
+#include <vector>
+
 #include "ca/compiled_backward.h"
 #include "test_util.h"
 
@@ -60,6 +64,63 @@ TEST(EngineHook, DisableRestoresTheEagerEngine) {
   (w * 2).sum().backward();
   EXPECT_TRUE(torch::allclose(w.grad(), torch::full({3}, 2.0)));
   EXPECT_EQ(enabled_stats().misses, 0u);
+}
+
+// disable() and enable() on one thread while others run backwards: upstream's hook swap would
+// abort a backward starting meanwhile (its poison value); here the hook stays, and every
+// thread's gradients are eager's whichever way each step ran.
+TEST(EngineHook, EnableAndDisableWhileOtherThreadsRunBackwards) {
+  torch::manual_seed(3);
+  constexpr int kThreads = 2;
+  constexpr int kSteps = 400;
+  std::vector<Mlp> eager(kThreads), mine;
+  for (const Mlp& m : eager) mine.push_back(m.copy());
+  const at::Tensor x = torch::randn({5, 4});
+  for (int t = 0; t < kThreads; ++t) {
+    for (int step = 0; step < kSteps; ++step) eager[t].loss(x * (t + 1)).backward();
+  }
+  std::atomic<int> running{kThreads};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < kThreads; ++t) {
+    pool.emplace_back([&, t] {
+      for (int step = 0; step < kSteps; ++step) mine[t].loss(x * (t + 1)).backward();
+      --running;
+    });
+  }
+  int toggles = 0;
+  while (running.load() > 0) {
+    enable();
+    std::this_thread::yield();
+    disable();
+    ++toggles;
+  }
+  for (std::thread& th : pool) th.join();
+  EXPECT_GT(toggles, 0);
+  for (int t = 0; t < kThreads; ++t) {
+    EXPECT_TRUE(torch::equal(mine[t].w1.grad(), eager[t].w1.grad())) << "thread " << t;
+    EXPECT_TRUE(torch::equal(mine[t].w2.grad(), eager[t].w2.grad())) << "thread " << t;
+  }
+}
+
+// A hook that itself runs a backward (of another graph): the hooked step runs eagerly, and the
+// backward inside it runs eagerly too, on the same thread, uncounted.
+TEST(EngineHook, ABackwardStartedInsideAHookRuns) {
+  torch::manual_seed(4);
+  Mlp m;
+  auto side = torch::randn({3}, torch::requires_grad());
+  const at::Tensor x = torch::randn({5, 4});
+  EnableGuard on;
+  at::Tensor h = torch::linear(x, m.w1);
+  h.register_hook([&side](const at::Tensor& g) {
+    const torch::AutoGradMode grad_mode(true);  // a backward runs its hooks with grad mode off
+    (side * g.sum().detach()).sum().backward();
+    return g;
+  });
+  torch::linear(h.relu(), m.w2).sum().backward();
+  EXPECT_EQ(enabled_stats().eager_fallbacks, 1u);
+  EXPECT_EQ(enabled_stats().hits + enabled_stats().misses, 0u);
+  ASSERT_TRUE(side.grad().defined());
+  EXPECT_TRUE(m.w1.grad().defined());
 }
 
 }  // namespace

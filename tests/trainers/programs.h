@@ -21,9 +21,13 @@ struct Program {
 /// Every program, by name.
 const std::vector<Program>& programs();
 
-/// "step 3 loss 0.693147182": the loss as the program sees it (all its digits).
+/// "step 3 loss 0.693147182\n": the loss as the program sees it (all its digits).
+std::string loss_text(const char* what, int step, const at::Tensor& loss);
+/// "params 9c1f...\n": FNV-1a over the bytes of every tensor, in order.
+std::string hash_text(const char* what, const std::vector<at::Tensor>& tensors);
+/// loss_text() to stdout.
 void print_loss(const char* what, int step, const at::Tensor& loss);
-/// "params 9c1f...": FNV-1a over the bytes of every tensor, in order.
+/// hash_text() to stdout.
 void print_hash(const char* what, const std::vector<at::Tensor>& tensors);
 
 int gan();
@@ -39,5 +43,6 @@ int backward_inputs();
 int user_error();
 int mixed_precision();
 int cnn();
+int threads();
 
 }  // namespace trainers

@@ -2,7 +2,8 @@
 # One corpus program, run as two processes: plain eager, then with ca::EnableGuard. Their stdout
 # must be byte-for-byte equal, and the enabled run's counters (its stderr line
 # `ca: hits=H misses=M fallbacks=F`) must show that most of its backwards replayed: at least
-# MIN_HITS hits, and more hits than misses and fallbacks together.
+# MIN_HITS hits, and more hits than misses and fallbacks together; where the program says how
+# many backwards it made (`calls=N` on stderr), the counters must add up to exactly that.
 #   cmake -DEXE=trainer_corpus -DPROGRAM=gan -DMIN_HITS=60 -P run_pair.cmake
 foreach(mode eager enable)
   execute_process(COMMAND ${EXE} --program ${PROGRAM} --mode ${mode}
@@ -43,6 +44,15 @@ math(EXPR others "${CMAKE_MATCH_2} + ${CMAKE_MATCH_3}")
 if(hits LESS MIN_HITS OR NOT hits GREATER others)
   message(FATAL_ERROR "${PROGRAM}: too few backwards replayed (want at least ${MIN_HITS} hits and "
                       "more hits than misses + fallbacks):\n${err_enable}")
+endif()
+# A program that reports how many backwards it made (`calls=N` on stderr, threads do) must see
+# each of them counted once: hits + misses + fallbacks.
+if(err_enable MATCHES "calls=([0-9]+)")
+  set(calls ${CMAKE_MATCH_1})
+  math(EXPR counted "${hits} + ${others}")
+  if(NOT counted EQUAL calls)
+    message(FATAL_ERROR "${PROGRAM}: ${calls} backwards made, ${counted} counted:\n${err_enable}")
+  endif()
 endif()
 string(STRIP "${err_enable}" stats)
 message(STATUS "${PROGRAM}: stdout identical to eager's; ${stats}")

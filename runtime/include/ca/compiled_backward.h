@@ -111,13 +111,16 @@ class CompiledBackward {
 };
 
 /// Routes every `backward()` of the process (`loss.backward()`, `torch::autograd::backward`)
-/// through one process-wide CompiledBackward made with `options`, via libtorch's own hook for
-/// compiled autograd (`Engine::set_compiled_autograd`): a trainer adds one line and keeps its
-/// code. `torch::autograd::grad()` and `backward(inputs=...)` replay too; create_graph runs
-/// eagerly (counted as a fallback). Calls from several threads are serialized; a backward()
-/// called from inside a replayed node on the replaying thread (reentrant backward) runs eagerly,
-/// while one from another thread waits for the replay to end (so a node must not wait for such
-/// a thread). Calling it again starts afresh.
+/// through one process-wide CompiledBackward made with `options`: the first enable() installs
+/// libtorch's default engine in a wrapper of ours (`set_default_engine_stub`, as Python's engine
+/// is installed) that replays what it can and hands every other call, unchanged, to the engine it
+/// wraps; a trainer adds one line and keeps its code. `torch::autograd::grad()` and
+/// `backward(inputs=...)` replay too; create_graph runs eagerly (counted as a fallback). A
+/// backward that cannot replay runs eagerly on its own thread and touches nothing process-wide,
+/// so other threads' backwards are never disturbed. Steps of several threads are serialized; a
+/// backward() called from inside a step on the same thread (a replayed custom function's, a
+/// reentrant one) runs eagerly and is not counted, while one from another thread waits for the
+/// step to end (so a node must not wait for such a thread). Calling it again starts afresh.
 void enable(CompiledBackwardOptions options = {});
 /// Restores plain eager backward; the last stats stay readable through enabled_stats().
 void disable();

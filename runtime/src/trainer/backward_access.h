@@ -28,6 +28,9 @@ struct BackwardAccess {
   /// Runs `eager`, counted as a fallback for `reason` (averaging as step() does).
   static std::vector<at::Tensor> fall_back(CompiledBackward& cb, const std::string& reason,
                                            const EagerFn& eager, bool writes_grads);
+  /// Whether the calling thread is inside step() or fall_back(): a backward() begun there (an
+  /// eager fallback's, a replayed custom function's) belongs to that step and runs eagerly.
+  static bool in_step();
 };
 
 }  // namespace ca::detail

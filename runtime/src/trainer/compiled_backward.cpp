@@ -60,6 +60,21 @@ void run_retain_hooks(const detail::GraphWalk& walk, const std::vector<at::Tenso
   }
 }
 
+// Whether this thread is inside a step (see BackwardAccess::in_step).
+thread_local bool stepping = false;
+
+// Marks the thread as stepping for a scope; nests.
+class SteppingScope {
+ public:
+  SteppingScope() : was_(stepping) { stepping = true; }
+  ~SteppingScope() { stepping = was_; }
+  SteppingScope(const SteppingScope&) = delete;
+  SteppingScope& operator=(const SteppingScope&) = delete;
+
+ private:
+  bool was_;
+};
+
 }  // namespace
 
 struct CompiledBackward::Impl {
@@ -165,8 +180,11 @@ std::vector<at::Tensor> CompiledBackward::grad(const std::vector<at::Tensor>& ou
 
 namespace detail {
 
+bool BackwardAccess::in_step() { return stepping; }
+
 std::vector<at::Tensor> BackwardAccess::fall_back(CompiledBackward& cb, const std::string& reason,
                                                   const EagerFn& eager, bool writes_grads) {
+  const SteppingScope scope;
   ++cb.impl_->stats.eager_fallbacks;
   cb.impl_->stats.last_fallback_reason = reason;
   GradReducer* reducer = writes_grads ? cb.impl_->reducer.get() : nullptr;
@@ -188,6 +206,7 @@ std::vector<at::Tensor> BackwardAccess::fall_back(CompiledBackward& cb, const st
 std::vector<at::Tensor> BackwardAccess::step(CompiledBackward& cb, const WalkFn& walk_fn,
                                              BackwardOptions options, const EagerFn& eager,
                                              bool writes_grads) {
+  const SteppingScope scope;
   CompiledBackward::Impl& s = *cb.impl_;
   auto fall_back = [&](const std::string& reason) {
     return BackwardAccess::fall_back(cb, reason, eager, writes_grads);

@@ -1,18 +1,22 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// ca::enable(): every backward() of the process goes through one process-wide CompiledBackward,
-// through upstream's own seam for compiled autograd (Engine::set_compiled_autograd), which hands
-// over the engine's GraphRoot and GraphTask instead of running them.
-#include <ATen/ThreadLocalState.h>
+// ca::enable(): every backward() of the process goes through one process-wide CompiledBackward.
+//
+// The seam is the default engine itself (set_default_engine_stub, the stub Python's engine
+// installs the same way): every backward()/grad() calls Engine::get_default_engine().execute(),
+// and ours replays it or hands the very same call to the engine that was there before. Not
+// upstream's set_compiled_autograd: with that hook set, Engine::execute throws "Re-entrant into
+// Compiled Autograd" whenever another thread is between the two counter updates it makes on its
+// way into the hook (two threads' backwards starting at once, however rarely, end one of them),
+// and swapping the hook parks a poison value that another thread's backward() asserts on.
 #include <torch/csrc/autograd/engine.h>
 #include <torch/csrc/autograd/functions/basic_ops.h>
-#include <torch/csrc/autograd/graph_task.h>
 
-#include <atomic>
+#include <memory>
 #include <mutex>
-#include <thread>
 
 #include "ca/compiled_backward.h"
 #include "capture/graph_walk.h"
+#include "torch_compat.h"
 #include "trainer/backward_access.h"
 
 namespace ca {
@@ -21,17 +25,14 @@ namespace {
 using torch::autograd::edge_list;
 using torch::autograd::Engine;
 using torch::autograd::GraphTask;
+using torch::autograd::InputBuffer;
 using torch::autograd::variable_list;
 
-// The process-wide engine; the hook serializes the calls of all threads on it.
+// The process-wide engine; one mutex serializes the steps of all threads on it.
 struct Enabled {
   std::mutex mutex;
   std::unique_ptr<CompiledBackward> engine;
   CompiledBackwardStats last_stats;  ///< kept after disable()
-  /// The thread inside a step (holding `mutex`), to tell a reentrant backward() from a replayed
-  /// node (which must run eagerly: the step it is nested in holds the engine) from another
-  /// thread's (which waits its turn).
-  std::atomic<std::thread::id> stepping{};
 };
 
 Enabled& enabled() {
@@ -39,73 +40,90 @@ Enabled& enabled() {
   return state;
 }
 
-variable_list hook(const detail::NodePtr& root, const GraphTask& task, bool accumulate_grad,
-                   const edge_list& outputs);
+// The default engine while ca::enable() has ever been called: replays what the enabled
+// CompiledBackward takes, and hands everything else, unchanged, to the engine it replaced.
+class ReplayingEngine final : public Engine {
+ public:
+  explicit ReplayingEngine(Engine& eager) : eager_(eager) {}
 
-// Runs the engine's task the eager way: our hook is unset for the call (process-wide, so a
-// backward() on another thread meanwhile also runs eagerly, which is correct, only slower).
-variable_list run_eager(const detail::NodePtr& root, const GraphTask& task, bool create_graph,
-                        bool accumulate_grad, const edge_list& outputs) {
-  const auto* graph_root = dynamic_cast<const torch::autograd::GraphRoot*>(root.get());
-  variable_list grads = graph_root != nullptr ? graph_root->outputs : variable_list();
-  Engine::set_compiled_autograd(nullptr);
-  struct Restore {  // unless disable() ran meanwhile (a call that raced it ends up here)
-    ~Restore() {
-      if (enabled().engine) Engine::set_compiled_autograd(&hook);
+  variable_list execute(const edge_list& roots, const variable_list& inputs, bool keep_graph,
+                        bool create_graph, bool accumulate_grad,
+                        const edge_list& outputs) override {
+    const auto eager = [&] {
+      return eager_.execute(roots, inputs, keep_graph, create_graph, accumulate_grad, outputs);
+    };
+    // A backward() inside a step (a replayed custom function's, a reentrant one in an eager
+    // fallback) runs eagerly and counts nothing: the outer step is the one counted. A grad()
+    // with no inputs is the engine's to refuse.
+    if (detail::BackwardAccess::in_step() || (!accumulate_grad && outputs.empty())) {
+      return eager();
     }
-  } restore;
-  return Engine::get_default_engine().execute(root->next_edges(), grads, task.keep_graph_,
-                                              create_graph, accumulate_grad, outputs);
+    Enabled& state = enabled();
+    std::lock_guard lock(state.mutex);
+    if (!state.engine) return eager();
+
+    // As Engine::execute begins: the root grads checked (and cast or summed to the roots' metadata,
+    // on our copy), with torch's own error for a wrong one.
+    variable_list grads = inputs;
+    torch::autograd::validate_outputs(roots, grads, [](const std::string& msg) { return msg; });
+    const compat::NodePtr root = compat::make_node<torch::autograd::GraphRoot>(roots, grads);
+    const detail::WalkTargets targets{outputs, accumulate_grad};
+    variable_list result = detail::BackwardAccess::step(
+        *state.engine,
+        [&] {
+          return detail::walk_from_root(root, /*keys=*/true, targets, detail::NodeOrder::kEager);
+        },
+        BackwardOptions{keep_graph, create_graph}, eager, accumulate_grad);
+    // The engine returns grad()'s gradients; a backward() returns nothing.
+    if (accumulate_grad) return {};
+    result.resize(outputs.size());
+    return result;
+  }
+
+  c10::intrusive_ptr<at::ivalue::Future> execute_with_graph_task(
+      const std::shared_ptr<GraphTask>& task, compat::NodePtr root, InputBuffer&& buffer) override {
+    return eager_.execute_with_graph_task(task, std::move(root), std::move(buffer));
+  }
+  std::unique_ptr<torch::autograd::AnomalyMetadata> make_anomaly_metadata() override {
+    return eager_.make_anomaly_metadata();
+  }
+  std::unique_ptr<torch::autograd::SavedVariableHooks> get_default_saved_variable_hooks() override {
+    return eager_.get_default_saved_variable_hooks();
+  }
+
+ private:
+  Engine& eager_;
+};
+
+// Made on the first enable() and never destroyed: backward() on any thread may reach it until
+// the process ends, and its base holds no worker threads (it runs nothing itself).
+Engine& replaying_engine() {
+  static ReplayingEngine* const engine = new ReplayingEngine(Engine::get_default_engine());
+  return *engine;
 }
 
-variable_list hook(const detail::NodePtr& root, const GraphTask& task, bool accumulate_grad,
-                   const edge_list& outputs) {
-  Enabled& state = enabled();
-  bool create_graph = false;
-  {  // the engine runs nodes under the task's thread-local state: grad mode on = create_graph
-    at::ThreadLocalStateGuard tls(task.thread_locals_);
-    create_graph = c10::GradMode::is_enabled();
-  }
-  auto eager = [&] { return run_eager(root, task, create_graph, accumulate_grad, outputs); };
-  if (state.stepping.load() == std::this_thread::get_id()) {
-    // Reentrant: a replayed custom function's backward calls backward(); the outer step holds
-    // the lock and counts nothing for it (its stats belong to the outer step's thread).
-    return eager();
-  }
-  std::lock_guard lock(state.mutex);
-  if (!state.engine) return eager();
-  state.stepping.store(std::this_thread::get_id());
-  struct Leave {
-    Enabled& state;
-    ~Leave() { state.stepping.store(std::thread::id()); }
-  } leave{state};
-  const detail::WalkTargets targets{outputs, accumulate_grad};
-  BackwardOptions options{task.keep_graph_, create_graph};
-  variable_list result = detail::BackwardAccess::step(
-      *state.engine,
-      [&] {
-        return detail::walk_from_root(root, /*keys=*/true, targets, detail::NodeOrder::kEager);
-      },
-      options, eager, accumulate_grad);
-  // The engine returns grad()'s gradients; a backward() returns nothing.
-  if (accumulate_grad) return {};
-  result.resize(outputs.size());
-  return result;
+void install_replaying_engine() {
+  static const bool installed = [] {
+    replaying_engine();
+    torch::autograd::set_default_engine_stub([]() -> Engine& { return replaying_engine(); });
+    return true;
+  }();
+  (void)installed;
 }
 
 }  // namespace
 
 void enable(CompiledBackwardOptions options) {
+  install_replaying_engine();
+  auto engine = std::make_unique<CompiledBackward>(std::move(options));
   Enabled& state = enabled();
   std::lock_guard lock(state.mutex);
-  state.engine = std::make_unique<CompiledBackward>(std::move(options));
-  Engine::set_compiled_autograd(&hook);
+  state.engine = std::move(engine);
 }
 
 void disable() {
   Enabled& state = enabled();
   std::lock_guard lock(state.mutex);
-  Engine::set_compiled_autograd(nullptr);
   if (state.engine) state.last_stats = state.engine->stats();
   state.engine.reset();
 }
