@@ -102,6 +102,46 @@ TEST(EngineHook, EnableAndDisableWhileOtherThreadsRunBackwards) {
   }
 }
 
+// Four threads share the process-wide engine and its cache at once: two replay one shape each
+// step, two change their batch size every step, so that with a cache of two graphs (for three
+// shapes) captures, evictions and replays of other threads' graphs overlap. Every thread gets
+// eager's gradients bit for bit, every backward is counted once, and the cache keeps to its bound.
+TEST(EngineHook, ThreadsCaptureEvictAndReplayAtOnce) {
+  torch::manual_seed(5);
+  constexpr int kThreads = 4;
+  constexpr int kSteps = 150;
+  std::vector<Mlp> eager(kThreads), mine;
+  for (const Mlp& m : eager) mine.push_back(m.copy());
+  std::vector<at::Tensor> batches;
+  for (int64_t rows : {3, 5, 7}) batches.push_back(torch::randn({rows, 4}));
+  const auto batch = [&](int t, int step) -> const at::Tensor& {
+    return batches[t < 2 ? t : (step + t) % 3];
+  };
+  for (int t = 0; t < kThreads; ++t) {
+    for (int step = 0; step < kSteps; ++step) eager[t].loss(batch(t, step)).backward();
+  }
+  CompiledBackwardOptions options;
+  options.cache_size = 2;
+  EnableGuard on(options);
+  std::vector<std::thread> pool;
+  for (int t = 0; t < kThreads; ++t) {
+    pool.emplace_back([&, t] {
+      for (int step = 0; step < kSteps; ++step) mine[t].loss(batch(t, step)).backward();
+    });
+  }
+  for (std::thread& th : pool) th.join();
+  const CompiledBackwardStats s = enabled_stats();
+  EXPECT_EQ(s.hits + s.misses + s.eager_fallbacks, size_t{kThreads * kSteps});
+  EXPECT_EQ(s.eager_fallbacks, 0u) << s.last_fallback_reason;
+  EXPECT_GT(s.hits, 0u);
+  EXPECT_GT(s.misses, 6u);  // more than one capture per key: graphs were evicted and recaptured
+  EXPECT_LE(s.cached_graphs, 2u);
+  for (int t = 0; t < kThreads; ++t) {
+    EXPECT_TRUE(torch::equal(mine[t].w1.grad(), eager[t].w1.grad())) << "thread " << t;
+    EXPECT_TRUE(torch::equal(mine[t].w2.grad(), eager[t].w2.grad())) << "thread " << t;
+  }
+}
+
 // A hook that itself runs a backward (of another graph): the hooked step runs eagerly, and the
 // backward inside it runs eagerly too, on the same thread, uncounted.
 TEST(EngineHook, ABackwardStartedInsideAHookRuns) {

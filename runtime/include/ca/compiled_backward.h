@@ -72,7 +72,10 @@ struct CompiledBackwardStats {
 /// edges, specialized sizes, dtypes, devices, requires_grad, Scalars and other saved attributes,
 /// custom functions' saved_data, whether a leaf already has a .grad, the options) is part of the
 /// cache key or a graph input, so a changed constant misses instead of replaying a stale value.
-/// Not thread-safe: one per training loop.
+/// Thread-safe: backwards on several threads replay at once (prepared graphs are shared and
+/// immutable; a capture on one thread does not stall replays on others), except that with
+/// data_parallel the steps that average gradients take turns. Concurrent backwards must not
+/// write the .grad of the same tensors, as with eager backward.
 class CompiledBackward {
  public:
   explicit CompiledBackward(CompiledBackwardOptions options = {});
@@ -99,8 +102,8 @@ class CompiledBackward {
                                const std::vector<at::Tensor>& grad_outputs = {},
                                GradOptions options = {});
 
-  /// Counters and the last miss's reason.
-  const CompiledBackwardStats& stats() const;
+  /// Counters and the last miss's reason, as of now (each count exact with threads too).
+  CompiledBackwardStats stats() const;
   /// Drops every cached graph (the counters stay).
   void clear();
 
@@ -117,14 +120,17 @@ class CompiledBackward {
 /// wraps; a trainer adds one line and keeps its code. `torch::autograd::grad()` and
 /// `backward(inputs=...)` replay too; create_graph runs eagerly (counted as a fallback). A
 /// backward that cannot replay runs eagerly on its own thread and touches nothing process-wide,
-/// so other threads' backwards are never disturbed. Steps of several threads are serialized; a
-/// backward() called from inside a step on the same thread (a replayed custom function's, a
-/// reentrant one) runs eagerly and is not counted, while one from another thread waits for the
-/// step to end (so a node must not wait for such a thread). Calling it again starts afresh.
+/// so other threads' backwards are never disturbed. Backwards on several threads replay at once.
+/// A backward() called from inside a step on the same thread (a replayed custom function's, a
+/// reentrant one) runs eagerly and is not counted. Calling it again starts afresh. The wrapper
+/// stays installed after disable(), which makes every later backward eager (a step already
+/// running finishes on the CompiledBackward it started with) and is safe while other threads
+/// run backwards.
 void enable(CompiledBackwardOptions options = {});
 /// Restores plain eager backward; the last stats stay readable through enabled_stats().
 void disable();
-/// The process-wide engine's stats (those it had at disable() once disabled).
+/// The process-wide engine's stats (once disabled, those of the engine disable() dropped,
+/// steps that were still running on it included).
 CompiledBackwardStats enabled_stats();
 
 /// enable() for a scope: disable() when it ends.

@@ -96,8 +96,17 @@ at::Tensor CompilerCalls::accumulate_grad(const at::Tensor&, const at::Tensor&, 
   refuse("accumulate_grad");
 }
 
+namespace {
+// The one process-wide interface slot's turn (see CompilerSession).
+std::mutex& session_turn() {
+  static std::mutex turn;
+  return turn;
+}
+}  // namespace
+
 CompilerSession::CompilerSession(CompilerCalls& calls)
-    : guard_(std::make_unique<dyn::PyCompilerGuard>(std::make_unique<Forwarder>(calls))) {}
+    : turn_(session_turn()),
+      guard_(std::make_unique<dyn::PyCompilerGuard>(std::make_unique<Forwarder>(calls))) {}
 
 CompilerSession::~CompilerSession() = default;
 

@@ -9,6 +9,7 @@
 #include <torch/csrc/dynamo/compiled_autograd.h>
 
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,8 +42,9 @@ class CompilerCalls {
 };
 
 /// Installs the process-wide PyCompilerInterface for its lifetime, forwarding to `calls`
-/// (borrowed; must outlive the session). Only one session may exist at a time in a process
-/// (upstream's PyCompilerGuard is process-global).
+/// (borrowed; must outlive the session). Upstream's PyCompilerGuard is process-global, so
+/// sessions take turns: one on another thread waits for this one to end (captures on two threads
+/// are serialized; replays never make a session). A session must not be nested on one thread.
 class CompilerSession {
  public:
   explicit CompilerSession(CompilerCalls& calls);
@@ -51,6 +53,7 @@ class CompilerSession {
   CompilerSession& operator=(const CompilerSession&) = delete;
 
  private:
+  std::unique_lock<std::mutex> turn_;  ///< held first, released last
   std::unique_ptr<dyn::PyCompilerGuard> guard_;
 };
 

@@ -3,8 +3,7 @@
 
 #include <torch/csrc/autograd/autograd.h>
 
-#include <list>
-#include <unordered_map>
+#include <mutex>
 
 #include "ca/error.h"
 #include "ca/op_registry.h"
@@ -12,18 +11,12 @@
 #include "capture/graph_walk.h"
 #include "distributed/grad_reducer.h"
 #include "trainer/backward_access.h"
+#include "trainer/graph_cache.h"
+#include "trainer/step_counters.h"
 #include "trainer/step_key.h"
 
 namespace ca {
 namespace {
-
-// A prepared graph and the key it was captured under.
-struct CacheEntry {
-  size_t hash = 0;
-  detail::StepKey key;
-  Executor executor;
-  std::vector<detail::GradWrite> grad_writes;  ///< with data_parallel: where .grads are written
-};
 
 // What of a call the cached graph depends on besides its nodes: retain_graph (it decides what
 // the replay frees) and the gradients it taps. create_graph never reaches the cache.
@@ -79,50 +72,20 @@ class SteppingScope {
 
 struct CompiledBackward::Impl {
   CompiledBackwardOptions options;
-  CompiledBackwardStats stats;
-  std::list<CacheEntry> lru;  ///< most recently used first
-  /// By key hash; a hit is confirmed by comparing the whole key (a collision is a miss that
-  /// replaces the older entry).
-  std::unordered_map<size_t, std::list<CacheEntry>::iterator> index;
-  std::unique_ptr<detail::GradReducer> reducer;  ///< with data_parallel
+  detail::StepCounters counters;
+  std::unique_ptr<detail::GraphCache> cache;
+  /// With data_parallel: every rank must run its collectives in one order, so steps that
+  /// average gradients take turns.
+  std::mutex reducer_mutex;
+  std::unique_ptr<detail::GradReducer> reducer;
 
-  // The reason the new key misses: where it parts from the closest cached graph.
-  std::string miss_reason(const detail::StepKey& key) const {
-    const CacheEntry* closest = nullptr;
-    size_t best = 0;
-    for (const CacheEntry& e : lru) {
-      const size_t n = detail::common_prefix(key, e.key);
-      if (closest == nullptr || n > best) closest = &e, best = n;
-    }
-    return closest == nullptr ? "empty cache" : detail::describe_difference(key, closest->key);
-  }
-
-  void note_reduced() {
-    stats.buckets_reduced = reducer->launched();
-    stats.buckets_overlapped = reducer->launched_early();
-  }
-
-  CacheEntry& insert(size_t hash, detail::StepKey key, Graph graph) {
-    if (auto old = index.find(hash); old != index.end()) {
-      lru.erase(old->second);
-      index.erase(old);
-    }
-    lru.push_front(
-        CacheEntry{hash, std::move(key), Executor(std::move(graph), options.executor), {}});
-    if (reducer) lru.front().grad_writes = detail::grad_writes(lru.front().executor);
-    index[hash] = lru.begin();
-    while (lru.size() > std::max<size_t>(options.cache_size, 1)) {
-      index.erase(lru.back().hash);
-      lru.pop_back();
-    }
-    stats.cached_graphs = lru.size();
-    return lru.front();
-  }
+  void note_reduced() { counters.reduced(reducer->launched(), reducer->launched_early()); }
 };
 
 CompiledBackward::CompiledBackward(CompiledBackwardOptions options)
     : impl_(std::make_unique<Impl>()) {
   impl_->options = std::move(options);
+  impl_->cache = std::make_unique<detail::GraphCache>(impl_->options.cache_size);
   if (impl_->options.data_parallel) {
     impl_->reducer = std::make_unique<detail::GradReducer>(impl_->options.data_parallel);
   }
@@ -130,13 +93,13 @@ CompiledBackward::CompiledBackward(CompiledBackwardOptions options)
 
 CompiledBackward::~CompiledBackward() = default;
 
-const CompiledBackwardStats& CompiledBackward::stats() const { return impl_->stats; }
-
-void CompiledBackward::clear() {
-  impl_->index.clear();
-  impl_->lru.clear();
-  impl_->stats.cached_graphs = 0;
+CompiledBackwardStats CompiledBackward::stats() const {
+  CompiledBackwardStats s = impl_->counters.read();
+  s.cached_graphs = impl_->cache->size();
+  return s;
 }
+
+void CompiledBackward::clear() { impl_->cache->clear(); }
 
 std::vector<at::Tensor> CompiledBackward::backward(const std::vector<at::Tensor>& roots,
                                                    const std::vector<at::Tensor>& grads,
@@ -185,8 +148,7 @@ bool BackwardAccess::in_step() { return stepping; }
 std::vector<at::Tensor> BackwardAccess::fall_back(CompiledBackward& cb, const std::string& reason,
                                                   const EagerFn& eager, bool writes_grads) {
   const SteppingScope scope;
-  ++cb.impl_->stats.eager_fallbacks;
-  cb.impl_->stats.last_fallback_reason = reason;
+  cb.impl_->counters.fall_back(reason);
   GradReducer* reducer = writes_grads ? cb.impl_->reducer.get() : nullptr;
   if (reducer == nullptr) return eager();
   // Every rank runs the same collectives whether it replays or not: all buckets, after.
@@ -211,6 +173,8 @@ std::vector<at::Tensor> BackwardAccess::step(CompiledBackward& cb, const WalkFn&
   auto fall_back = [&](const std::string& reason) {
     return BackwardAccess::fall_back(cb, reason, eager, writes_grads);
   };
+  std::unique_lock<std::mutex> in_turn;  // data-parallel steps take turns (see reducer_mutex)
+  if (writes_grads && s.reducer) in_turn = std::unique_lock(s.reducer_mutex);
   if (options.create_graph) {
     if (s.options.strict) throw CaptureError("create_graph=true: a backward of a backward");
     return fall_back("create_graph=true");
@@ -225,23 +189,24 @@ std::vector<at::Tensor> BackwardAccess::step(CompiledBackward& cb, const WalkFn&
   }
   StepKey key = step_key(*walk, options_text(options, *walk));
   const size_t hash = key.hash();
-  CacheEntry* entry = nullptr;
+  std::shared_ptr<const CacheEntry> entry = s.cache->find(key, hash);
   std::vector<at::Tensor> inputs;
-  if (auto it = s.index.find(hash); it != s.index.end() && it->second->key == key) {
-    ++s.stats.hits;
-    s.lru.splice(s.lru.begin(), s.lru, it->second);  // now the most recently used
-    entry = &*it->second;
+  if (entry) {
+    s.counters.hit();
     inputs = walk->compiler.tensor_args.inputs;
   } else {
     // Capture leaves the autograd graph as it found it whatever it throws, and the executor is
     // made before anything is released: a graph refused at either point runs eagerly, untouched.
     try {
       CaptureResult cap = capture_walk(*walk);
-      std::string reason = s.miss_reason(key);
-      entry = &s.insert(hash, std::move(key), std::move(cap.graph));
+      std::string reason = s.cache->miss_reason(key);
+      auto made = std::make_shared<CacheEntry>(hash, std::move(key),
+                                               Executor(std::move(cap.graph), s.options.executor));
+      if (s.reducer) made->grad_writes = grad_writes(made->executor);
+      s.cache->insert(made);
+      entry = std::move(made);
       inputs = std::move(cap.inputs);
-      ++s.stats.misses;
-      s.stats.last_miss_reason = std::move(reason);
+      s.counters.miss(std::move(reason));
     } catch (const ca::Error& e) {
       if (s.options.strict) throw;
       return fall_back(e.what());

@@ -28,16 +28,24 @@ using torch::autograd::GraphTask;
 using torch::autograd::InputBuffer;
 using torch::autograd::variable_list;
 
-// The process-wide engine; one mutex serializes the steps of all threads on it.
+// The process-wide CompiledBackward. The mutex guards only the pointers: a step copies the
+// shared_ptr and runs without it, so steps of many threads run at once, and a step still
+// running when disable() drops the engine finishes on (and counts into) the one it took.
 struct Enabled {
   std::mutex mutex;
-  std::unique_ptr<CompiledBackward> engine;
-  CompiledBackwardStats last_stats;  ///< kept after disable()
+  std::shared_ptr<CompiledBackward> engine;
+  std::shared_ptr<const CompiledBackward> last;  ///< the engine disable() dropped, for its stats
 };
 
 Enabled& enabled() {
   static Enabled state;
   return state;
+}
+
+std::shared_ptr<CompiledBackward> current_engine() {
+  Enabled& state = enabled();
+  std::lock_guard lock(state.mutex);
+  return state.engine;
 }
 
 // The default engine while ca::enable() has ever been called: replays what the enabled
@@ -58,9 +66,8 @@ class ReplayingEngine final : public Engine {
     if (detail::BackwardAccess::in_step() || (!accumulate_grad && outputs.empty())) {
       return eager();
     }
-    Enabled& state = enabled();
-    std::lock_guard lock(state.mutex);
-    if (!state.engine) return eager();
+    const std::shared_ptr<CompiledBackward> engine = current_engine();
+    if (!engine) return eager();
 
     // As Engine::execute begins: the root grads checked (and cast or summed to the roots' metadata,
     // on our copy), with torch's own error for a wrong one.
@@ -69,7 +76,7 @@ class ReplayingEngine final : public Engine {
     const compat::NodePtr root = compat::make_node<torch::autograd::GraphRoot>(roots, grads);
     const detail::WalkTargets targets{outputs, accumulate_grad};
     variable_list result = detail::BackwardAccess::step(
-        *state.engine,
+        *engine,
         [&] {
           return detail::walk_from_root(root, /*keys=*/true, targets, detail::NodeOrder::kEager);
         },
@@ -115,23 +122,27 @@ void install_replaying_engine() {
 
 void enable(CompiledBackwardOptions options) {
   install_replaying_engine();
-  auto engine = std::make_unique<CompiledBackward>(std::move(options));
+  auto engine = std::make_shared<CompiledBackward>(std::move(options));
   Enabled& state = enabled();
   std::lock_guard lock(state.mutex);
   state.engine = std::move(engine);
+  state.last.reset();
 }
 
 void disable() {
   Enabled& state = enabled();
   std::lock_guard lock(state.mutex);
-  if (state.engine) state.last_stats = state.engine->stats();
-  state.engine.reset();
+  if (state.engine) state.last = std::move(state.engine);
 }
 
 CompiledBackwardStats enabled_stats() {
   Enabled& state = enabled();
-  std::lock_guard lock(state.mutex);
-  return state.engine ? state.engine->stats() : state.last_stats;
+  std::shared_ptr<const CompiledBackward> engine;
+  {
+    std::lock_guard lock(state.mutex);
+    engine = state.engine ? state.engine : state.last;
+  }
+  return engine ? engine->stats() : CompiledBackwardStats{};
 }
 
 EnableGuard::EnableGuard(CompiledBackwardOptions options) { enable(std::move(options)); }

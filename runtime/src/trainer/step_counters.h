@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#pragma once
+// A CompiledBackward's counters, bumped by steps on many threads at once and read whole by
+// stats(): each count is exact (an atomic), each reason the last one written.
+
+#include <atomic>
+#include <cstddef>
+#include <mutex>
+#include <string>
+
+#include "ca/compiled_backward.h"
+
+namespace ca::detail {
+
+class StepCounters {
+ public:
+  void hit() { hits_.fetch_add(1, std::memory_order_relaxed); }
+  void miss(std::string reason);
+  void fall_back(std::string reason);
+  /// With data_parallel: the reducer's totals after a step.
+  void reduced(size_t buckets, size_t overlapped);
+  /// Every count and reason as of now (cached_graphs is the cache's to fill in).
+  CompiledBackwardStats read() const;
+
+ private:
+  std::atomic<size_t> hits_{0}, misses_{0}, fallbacks_{0}, reduced_{0}, overlapped_{0};
+  mutable std::mutex reasons_mutex_;
+  std::string last_miss_reason_, last_fallback_reason_;
+};
+
+}  // namespace ca::detail
