@@ -99,9 +99,11 @@ void BM_Threads(benchmark::State& state, bool enabled, bool hooked) {
   }
   const CompiledBackwardStats s = enabled_stats();
   disable();
-  const Rates& eager = eager_rates()[{n, hooked}];
-  state.counters["ratio_to_eager"] = mean.all / eager.all;
-  if (n > 1) state.counters["others_ratio"] = mean.others / eager.others;
+  // Ratios only where the eager run of the same N and variant ran (a filter may leave it out).
+  if (const auto eager = eager_rates().find({n, hooked}); eager != eager_rates().end()) {
+    state.counters["ratio_to_eager"] = mean.all / eager->second.all;
+    if (n > 1) state.counters["others_ratio"] = mean.others / eager->second.others;
+  }
   state.counters["fallbacks"] = static_cast<double>(s.eager_fallbacks);
   state.counters["misses"] = static_cast<double>(s.misses);
 }

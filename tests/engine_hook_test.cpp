@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -68,11 +69,11 @@ TEST(EngineHook, DisableRestoresTheEagerEngine) {
 
 // disable() and enable() on one thread while others run backwards: upstream's hook swap would
 // abort a backward starting meanwhile (its poison value); here the hook stays, and every
-// thread's gradients are eager's whichever way each step ran.
+// thread's gradients are eager's whichever way each step ran, and some of them replayed.
 TEST(EngineHook, EnableAndDisableWhileOtherThreadsRunBackwards) {
   torch::manual_seed(3);
   constexpr int kThreads = 2;
-  constexpr int kSteps = 400;
+  constexpr int kSteps = 1000;
   std::vector<Mlp> eager(kThreads), mine;
   for (const Mlp& m : eager) mine.push_back(m.copy());
   const at::Tensor x = torch::randn({5, 4});
@@ -88,14 +89,17 @@ TEST(EngineHook, EnableAndDisableWhileOtherThreadsRunBackwards) {
     });
   }
   int toggles = 0;
+  size_t hits = 0;
   while (running.load() > 0) {
     enable();
-    std::this_thread::yield();
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
     disable();
+    hits += enabled_stats().hits;  // the dropped engine's, steps still running on it included
     ++toggles;
   }
   for (std::thread& th : pool) th.join();
   EXPECT_GT(toggles, 0);
+  EXPECT_GT(hits, 0u);
   for (int t = 0; t < kThreads; ++t) {
     EXPECT_TRUE(torch::equal(mine[t].w1.grad(), eager[t].w1.grad())) << "thread " << t;
     EXPECT_TRUE(torch::equal(mine[t].w2.grad(), eager[t].w2.grad())) << "thread " << t;
@@ -140,6 +144,37 @@ TEST(EngineHook, ThreadsCaptureEvictAndReplayAtOnce) {
     EXPECT_TRUE(torch::equal(mine[t].w1.grad(), eager[t].w1.grad())) << "thread " << t;
     EXPECT_TRUE(torch::equal(mine[t].w2.grad(), eager[t].w2.grad())) << "thread " << t;
   }
+}
+
+// Hogwild: threads build their own forward graphs on the same leaves and accumulate into their
+// .grad at once. Every update lands, as with eager's AccumulateGrad (which holds the leaf's
+// accumulator lock): the sum equals the same number of backwards run one after another.
+TEST(EngineHook, ThreadsAccumulatingIntoSharedLeavesLoseNoUpdate) {
+  torch::manual_seed(6);
+  constexpr int kThreads = 2;
+  constexpr int kSteps = 1000;
+  Mlp shared;
+  Mlp eager = shared.copy();
+  const at::Tensor x = torch::randn({5, 4});
+  for (int step = 0; step < kThreads * kSteps; ++step) eager.loss(x).backward();
+  EnableGuard on;
+  std::vector<std::thread> pool;
+  for (int t = 0; t < kThreads; ++t) {
+    pool.emplace_back([&] {
+      for (int step = 0; step < kSteps; ++step) shared.loss(x).backward();
+    });
+  }
+  for (std::thread& th : pool) th.join();
+  const CompiledBackwardStats s = enabled_stats();
+  EXPECT_EQ(s.hits + s.misses + s.eager_fallbacks, size_t{kThreads * kSteps});
+  EXPECT_GT(s.hits, 0u);
+  // A step whose capture saw the other thread's first .grad appear after its walk runs eagerly.
+  if (s.eager_fallbacks > 0) {
+    EXPECT_TRUE(test::contains(s.last_fallback_reason, "written by a backward on another thread"))
+        << s.last_fallback_reason;
+  }
+  EXPECT_TRUE(torch::equal(shared.w1.grad(), eager.w1.grad()));
+  EXPECT_TRUE(torch::equal(shared.w2.grad(), eager.w2.grad()));
 }
 
 // A hook that itself runs a backward (of another graph): the hooked step runs eagerly, and the

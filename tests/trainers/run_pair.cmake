@@ -3,7 +3,8 @@
 # must be byte-for-byte equal, and the enabled run's counters (its stderr line
 # `ca: hits=H misses=M fallbacks=F`) must show that most of its backwards replayed: at least
 # MIN_HITS hits, and more hits than misses and fallbacks together; where the program says how
-# many backwards it made (`calls=N` on stderr), the counters must add up to exactly that.
+# many backwards it made and how many had a hook (`calls=N hooked=K` on stderr), the counters
+# must add up to exactly N, with K fallbacks.
 #   cmake -DEXE=trainer_corpus -DPROGRAM=gan -DMIN_HITS=60 -P run_pair.cmake
 foreach(mode eager enable)
   execute_process(COMMAND ${EXE} --program ${PROGRAM} --mode ${mode}
@@ -40,18 +41,25 @@ if(NOT err_enable MATCHES "ca: hits=([0-9]+) misses=([0-9]+) fallbacks=([0-9]+)"
   message(FATAL_ERROR "${PROGRAM}: no ca stats line on stderr:\n${err_enable}")
 endif()
 set(hits ${CMAKE_MATCH_1})
+set(fallbacks ${CMAKE_MATCH_3})
 math(EXPR others "${CMAKE_MATCH_2} + ${CMAKE_MATCH_3}")
 if(hits LESS MIN_HITS OR NOT hits GREATER others)
   message(FATAL_ERROR "${PROGRAM}: too few backwards replayed (want at least ${MIN_HITS} hits and "
                       "more hits than misses + fallbacks):\n${err_enable}")
 endif()
-# A program that reports how many backwards it made (`calls=N` on stderr, threads do) must see
-# each of them counted once: hits + misses + fallbacks.
-if(err_enable MATCHES "calls=([0-9]+)")
+# A program that reports how many backwards it made (`calls=N hooked=K` on stderr, threads do)
+# must see each of them counted once (hits + misses + fallbacks), and the K with a hook as
+# fallbacks.
+if(err_enable MATCHES "calls=([0-9]+) hooked=([0-9]+)")
   set(calls ${CMAKE_MATCH_1})
+  set(hooked ${CMAKE_MATCH_2})
   math(EXPR counted "${hits} + ${others}")
   if(NOT counted EQUAL calls)
     message(FATAL_ERROR "${PROGRAM}: ${calls} backwards made, ${counted} counted:\n${err_enable}")
+  endif()
+  if(NOT fallbacks EQUAL hooked)
+    message(FATAL_ERROR "${PROGRAM}: ${hooked} backwards with a hook, ${fallbacks} fallbacks:\n"
+                        "${err_enable}")
   endif()
 endif()
 string(STRIP "${err_enable}" stats)

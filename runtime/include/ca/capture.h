@@ -34,8 +34,11 @@ struct CaptureResult {
 /// and the autograd graph is left intact, so eager backward can still run on it. Throws
 /// CaptureError naming the node for Python-only nodes, hooks other than retain_grad, saved-tensor
 /// hooks, state the IR cannot hold, or a custom function keeping a tensor that requires grad in
-/// saved_data (its autograd history cannot be stored; the trainer API replays such functions). Not
-/// thread-safe with other users of `PyCompilerInterface` (one capture at a time per process).
+/// saved_data (its autograd history cannot be stored; the trainer API replays such functions).
+/// Captures on several threads take turns (libtorch has one `PyCompilerInterface` slot a
+/// process); no other user of that slot (torch's Python compiled autograd) may run meanwhile.
+/// While it records, a capture swaps the graph's saved values for stand-ins: no other thread
+/// may run a backward through the same nodes meanwhile.
 CaptureResult capture(const std::vector<at::Tensor>& roots,
                       const std::vector<at::Tensor>& grads = {},
                       const CaptureOptions& options = {});

@@ -74,8 +74,10 @@ struct CompiledBackwardStats {
 /// cache key or a graph input, so a changed constant misses instead of replaying a stale value.
 /// Thread-safe: backwards on several threads replay at once (prepared graphs are shared and
 /// immutable; a capture on one thread does not stall replays on others), except that with
-/// data_parallel the steps that average gradients take turns. Concurrent backwards must not
-/// write the .grad of the same tensors, as with eager backward.
+/// data_parallel the steps that average gradients take turns. Backwards on several threads may
+/// write the .grad of the same leaves (each write holds the leaf's accumulator lock, as eager's
+/// AccumulateGrad does); they must not run through the same graph nodes while one of them
+/// captures (capture swaps a node's saved values while it records).
 class CompiledBackward {
  public:
   explicit CompiledBackward(CompiledBackwardOptions options = {});

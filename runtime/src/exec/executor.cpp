@@ -13,6 +13,7 @@
 #include "ca/error.h"
 #include "cuda/cuda_graph_replay.h"
 #include "exec/frame.h"
+#include "leaf_lock.h"
 #include "registry/op_entry.h"
 
 namespace ca {
@@ -330,7 +331,10 @@ std::vector<at::Tensor> Executor::run_frame(const Impl& impl, Frame& frame,
   for (ValueId v : plan.outputs) {
     if (v != kNoValue) f.values[static_cast<size_t>(v)].reset();  // the caller owns them now
   }
-  for (size_t k : plan.grad_targets) out.push_back(f.inputs[k].grad());
+  for (size_t k : plan.grad_targets) {
+    const detail::LeafGradLock lock(f.inputs[k]);
+    out.push_back(f.inputs[k].grad());
+  }
   return out;
 }
 

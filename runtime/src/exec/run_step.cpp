@@ -18,6 +18,7 @@
 #include "guards/aten_check.h"
 #include "guards/storage_bounds.h"
 #include "guards/validate_check.h"
+#include "leaf_lock.h"
 
 namespace ca::detail {
 namespace {
@@ -256,6 +257,7 @@ struct StepRunner {
     if (!grad.defined()) return;
     check_accumulate_grad(variable, grad);
     OpScope scope(obs, s.node);
+    const LeafGradLock lock(variable);
     at::Tensor& variable_grad = variable.mutable_grad();
     torch::autograd::AccumulateGrad::accumulateGrad(
         variable, variable_grad, grad, 1 + static_cast<size_t>(acc.has_post_hooks),

@@ -3,11 +3,13 @@
 
 #include <pthread.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 #include <utility>
 
 #include "ca/error.h"
+#include "leaf_lock.h"
 #include "torch_compat.h"
 
 namespace ca::detail {
@@ -197,12 +199,33 @@ template struct StashAccess<
     &dyn::SwapSavedVariables::stashed_variables, &dyn::SwapSavedVariables::stashed_tensors,
     &dyn::SwapSavedVariables::stashed_symints, &dyn::SwapSavedVariables::stashed_ivalues>;
 
+// AccumulateGrad reads its leaf's .grad again when it records: a backward on another thread
+// that reaches the same leaf (threads accumulating into shared parameters) may have written one
+// since the walk collected it, and then the walk's key and inputs no longer say what the node
+// sees. Such a step is refused and runs eagerly; the next one walks afresh.
+void check_grad_as_walked(const dyn::AutogradCompilerCall& compiler,
+                          const torch::autograd::Node& node) {
+  if (typeid(node) != typeid(torch::autograd::AccumulateGrad)) return;
+  const at::Tensor& grad =
+      static_cast<const torch::autograd::AccumulateGrad&>(node).variable.grad();
+  const std::vector<at::Tensor>& walked = compiler.tensor_args.inputs;
+  if (grad.defined() && std::none_of(walked.begin(), walked.end(),
+                                     [&](const at::Tensor& t) { return t.is_same(grad); })) {
+    throw CaptureError(
+        "its leaf's .grad was written by a backward on another thread after this step's walk "
+        "read it; the step runs eagerly");
+  }
+}
+
 }  // namespace
 
 void collect_node(dyn::AutogradCompilerCall& compiler, dyn::NodeCall& call,
                   torch::autograd::Node& node, bool with_edges, std::string* key) {
   dyn::CompiledNodeArgs args(compiler, call);
-  node.compiled_args(args);
+  {
+    const AccumulateGradLock lock(node);  // it collects the leaf's .grad
+    node.compiled_args(args);
+  }
   if (with_edges) args.collect(node.next_edges());
   if (key != nullptr) {
     const dyn::CacheKey k = args.key();
@@ -217,7 +240,12 @@ variable_list apply_node(dyn::AutogradCompilerCall& compiler, dyn::TraceState& s
                          const variable_list& grads, EdgeMetadata* edge_metadata) {
   dyn::SwapSavedVariables saved(compiler, state, session_py_compiler(), call);
   try {
-    variable_list outputs = node.apply_with_saved(grads, saved);
+    variable_list outputs;
+    {
+      const AccumulateGradLock lock(node);  // it reads the leaf's .grad
+      check_grad_as_walked(compiler, node);
+      outputs = node.apply_with_saved(grads, saved);
+    }
     if (edge_metadata != nullptr && !outputs.empty()) {
       saved.before(node.next_edges());
       *edge_metadata = dyn::get_input_metadata(node.next_edges());

@@ -168,18 +168,20 @@ std::vector<at::Tensor> BackwardAccess::fall_back(CompiledBackward& cb, const st
 std::vector<at::Tensor> BackwardAccess::step(CompiledBackward& cb, const WalkFn& walk_fn,
                                              BackwardOptions options, const EagerFn& eager,
                                              bool writes_grads) {
+  const bool nested = stepping;  // inside another step on this thread, which holds the turn
   const SteppingScope scope;
   CompiledBackward::Impl& s = *cb.impl_;
   auto fall_back = [&](const std::string& reason) {
     return BackwardAccess::fall_back(cb, reason, eager, writes_grads);
   };
   std::unique_lock<std::mutex> in_turn;  // data-parallel steps take turns (see reducer_mutex)
-  if (writes_grads && s.reducer) in_turn = std::unique_lock(s.reducer_mutex);
+  if (writes_grads && s.reducer && !nested) in_turn = std::unique_lock(s.reducer_mutex);
   if (options.create_graph) {
     if (s.options.strict) throw CaptureError("create_graph=true: a backward of a backward");
     return fall_back("create_graph=true");
   }
-  OpRegistry::global();  // harvest before any walk: it needs the process's compiler slot
+  // Harvest (once) before a capture holds the process's compiler slot: harvest takes it too.
+  OpRegistry::global();
   std::unique_ptr<GraphWalk> walk;
   try {
     walk = walk_fn();

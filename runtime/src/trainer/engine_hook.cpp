@@ -13,8 +13,10 @@
 
 #include <memory>
 #include <mutex>
+#include <utility>
 
 #include "ca/compiled_backward.h"
+#include "ca/op_registry.h"
 #include "capture/graph_walk.h"
 #include "torch_compat.h"
 #include "trainer/backward_access.h"
@@ -34,7 +36,9 @@ using torch::autograd::variable_list;
 struct Enabled {
   std::mutex mutex;
   std::shared_ptr<CompiledBackward> engine;
-  std::shared_ptr<const CompiledBackward> last;  ///< the engine disable() dropped, for its stats
+  /// The engine disable() dropped, its graphs cleared: its stats, steps still running on it
+  /// included.
+  std::shared_ptr<CompiledBackward> last;
 };
 
 Enabled& enabled() {
@@ -60,10 +64,12 @@ class ReplayingEngine final : public Engine {
     const auto eager = [&] {
       return eager_.execute(roots, inputs, keep_graph, create_graph, accumulate_grad, outputs);
     };
-    // A backward() inside a step (a replayed custom function's, a reentrant one in an eager
-    // fallback) runs eagerly and counts nothing: the outer step is the one counted. A grad()
-    // with no inputs is the engine's to refuse.
-    if (detail::BackwardAccess::in_step() || (!accumulate_grad && outputs.empty())) {
+    // A backward() inside a step runs eagerly and counts nothing: the outer step is the one
+    // counted. Inside means on the step's thread (a replayed custom function's, a reentrant one
+    // in an eager fallback) or inside a node the eager engine runs on any thread (a hook's on a
+    // device thread, whose step waits for it). A grad() with no inputs is the engine's to refuse.
+    if (detail::BackwardAccess::in_step() || torch::autograd::get_current_graph_task_id() != -1 ||
+        (!accumulate_grad && outputs.empty())) {
       return eager();
     }
     const std::shared_ptr<CompiledBackward> engine = current_engine();
@@ -122,22 +128,34 @@ void install_replaying_engine() {
 
 void enable(CompiledBackwardOptions options) {
   install_replaying_engine();
+  OpRegistry::global();  // harvest now, before the program's threads draw random numbers
   auto engine = std::make_shared<CompiledBackward>(std::move(options));
-  Enabled& state = enabled();
-  std::lock_guard lock(state.mutex);
-  state.engine = std::move(engine);
-  state.last.reset();
+  std::shared_ptr<CompiledBackward> previous, dropped;
+  {
+    Enabled& state = enabled();
+    std::lock_guard lock(state.mutex);
+    previous = std::exchange(state.engine, std::move(engine));
+    dropped = std::move(state.last);
+  }
+  // Destroyed (with their graphs) outside the lock every backward takes, unless a step still
+  // runs on one.
 }
 
 void disable() {
-  Enabled& state = enabled();
-  std::lock_guard lock(state.mutex);
-  if (state.engine) state.last = std::move(state.engine);
+  std::shared_ptr<CompiledBackward> last;
+  {
+    Enabled& state = enabled();
+    std::lock_guard lock(state.mutex);
+    if (!state.engine) return;
+    state.last = std::move(state.engine);
+    last = state.last;
+  }
+  last->clear();  // its graphs go now; a step still replaying one keeps that one until it ends
 }
 
 CompiledBackwardStats enabled_stats() {
   Enabled& state = enabled();
-  std::shared_ptr<const CompiledBackward> engine;
+  std::shared_ptr<CompiledBackward> engine;
   {
     std::lock_guard lock(state.mutex);
     engine = state.engine ? state.engine : state.last;

@@ -20,6 +20,9 @@ std::shared_ptr<const CacheEntry> GraphCache::find(const StepKey& key, size_t ha
 
 std::string GraphCache::miss_reason(const StepKey& key) const {
   std::shared_lock lock(mutex_);
+  for (const std::shared_ptr<CacheEntry>& e : entries_) {
+    if (e->key == key) return "the same graph was captured meanwhile on another thread";
+  }
   const CacheEntry* closest = nullptr;
   size_t best = 0;
   for (const std::shared_ptr<CacheEntry>& e : entries_) {
