@@ -25,11 +25,12 @@ struct BackwardAccess {
   static std::vector<at::Tensor> step(CompiledBackward& cb, const WalkFn& walk_fn,
                                       BackwardOptions options, const EagerFn& eager,
                                       bool writes_grads);
-  /// Runs `eager`, counted as a fallback for `reason` (averaging as step() does).
+  /// Runs `eager`, counted as a fallback for `reason` (averaging as step() does); step() calls
+  /// it, inside its own step.
   static std::vector<at::Tensor> fall_back(CompiledBackward& cb, const std::string& reason,
                                            const EagerFn& eager, bool writes_grads);
-  /// Whether the calling thread is inside step() or fall_back(): a backward() begun there (an
-  /// eager fallback's, a replayed custom function's) belongs to that step and runs eagerly.
+  /// Whether the calling thread is inside step(): a backward() begun there (an eager
+  /// fallback's, a replayed custom function's) belongs to that step and runs eagerly.
   static bool in_step();
 };
 

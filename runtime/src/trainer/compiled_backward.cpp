@@ -147,7 +147,6 @@ bool BackwardAccess::in_step() { return stepping; }
 
 std::vector<at::Tensor> BackwardAccess::fall_back(CompiledBackward& cb, const std::string& reason,
                                                   const EagerFn& eager, bool writes_grads) {
-  const SteppingScope scope;
   cb.impl_->counters.fall_back(reason);
   GradReducer* reducer = writes_grads ? cb.impl_->reducer.get() : nullptr;
   if (reducer == nullptr) return eager();
