@@ -111,17 +111,17 @@ class ReplayingEngine final : public Engine {
 // Made on the first enable() and never destroyed: backward() on any thread may reach it until
 // the process ends, and its base holds no worker threads (it runs nothing itself).
 Engine& replaying_engine() {
-  static ReplayingEngine* const engine = new ReplayingEngine(Engine::get_default_engine());
-  return *engine;
+  static ReplayingEngine* const kEngine = new ReplayingEngine(Engine::get_default_engine());
+  return *kEngine;
 }
 
 void install_replaying_engine() {
-  static const bool installed = [] {
+  static const bool kInstalled = [] {
     replaying_engine();
     torch::autograd::set_default_engine_stub([]() -> Engine& { return replaying_engine(); });
     return true;
   }();
-  (void)installed;
+  (void)kInstalled;
 }
 
 }  // namespace
