@@ -29,6 +29,22 @@ struct Mlp {
   }
 };
 
+// Runs body(t) on one thread for each t in [0, n), and joins them.
+template <class Body>
+void on_threads(int n, const Body& body) {
+  std::vector<std::thread> pool;
+  for (int t = 0; t < n; ++t) pool.emplace_back([&body, t] { body(t); });
+  for (std::thread& th : pool) th.join();
+}
+
+// Each thread's model has the gradients of its eager twin, bit for bit.
+void expect_eager_grads(const std::vector<Mlp>& mine, const std::vector<Mlp>& eager) {
+  for (size_t t = 0; t < mine.size(); ++t) {
+    EXPECT_TRUE(torch::equal(mine[t].w1.grad(), eager[t].w1.grad())) << "thread " << t;
+    EXPECT_TRUE(torch::equal(mine[t].w2.grad(), eager[t].w2.grad())) << "thread " << t;
+  }
+}
+
 TEST(EngineHook, PlainBackwardReplaysAndMatchesEager) {
   torch::manual_seed(0);
   Mlp eager;
@@ -100,10 +116,7 @@ TEST(EngineHook, EnableAndDisableWhileOtherThreadsRunBackwards) {
   for (std::thread& th : pool) th.join();
   EXPECT_GT(toggles, 0);
   EXPECT_GT(hits, 0u);
-  for (int t = 0; t < kThreads; ++t) {
-    EXPECT_TRUE(torch::equal(mine[t].w1.grad(), eager[t].w1.grad())) << "thread " << t;
-    EXPECT_TRUE(torch::equal(mine[t].w2.grad(), eager[t].w2.grad())) << "thread " << t;
-  }
+  expect_eager_grads(mine, eager);
 }
 
 // Four threads share the process-wide engine and its cache at once: two replay one shape each
@@ -127,23 +140,16 @@ TEST(EngineHook, ThreadsCaptureEvictAndReplayAtOnce) {
   CompiledBackwardOptions options;
   options.cache_size = 2;
   EnableGuard on(options);
-  std::vector<std::thread> pool;
-  for (int t = 0; t < kThreads; ++t) {
-    pool.emplace_back([&, t] {
-      for (int step = 0; step < kSteps; ++step) mine[t].loss(batch(t, step)).backward();
-    });
-  }
-  for (std::thread& th : pool) th.join();
+  on_threads(kThreads, [&](int t) {
+    for (int step = 0; step < kSteps; ++step) mine[t].loss(batch(t, step)).backward();
+  });
   const CompiledBackwardStats s = enabled_stats();
   EXPECT_EQ(s.hits + s.misses + s.eager_fallbacks, size_t{kThreads * kSteps});
   EXPECT_EQ(s.eager_fallbacks, 0u) << s.last_fallback_reason;
   EXPECT_GT(s.hits, 0u);
   EXPECT_GT(s.misses, 6u);  // more than one capture per key: graphs were evicted and recaptured
   EXPECT_LE(s.cached_graphs, 2u);
-  for (int t = 0; t < kThreads; ++t) {
-    EXPECT_TRUE(torch::equal(mine[t].w1.grad(), eager[t].w1.grad())) << "thread " << t;
-    EXPECT_TRUE(torch::equal(mine[t].w2.grad(), eager[t].w2.grad())) << "thread " << t;
-  }
+  expect_eager_grads(mine, eager);
 }
 
 // Hogwild: threads build their own forward graphs on the same leaves and accumulate into their
@@ -158,13 +164,9 @@ TEST(EngineHook, ThreadsAccumulatingIntoSharedLeavesLoseNoUpdate) {
   const at::Tensor x = torch::randn({5, 4});
   for (int step = 0; step < kThreads * kSteps; ++step) eager.loss(x).backward();
   EnableGuard on;
-  std::vector<std::thread> pool;
-  for (int t = 0; t < kThreads; ++t) {
-    pool.emplace_back([&] {
-      for (int step = 0; step < kSteps; ++step) shared.loss(x).backward();
-    });
-  }
-  for (std::thread& th : pool) th.join();
+  on_threads(kThreads, [&](int) {
+    for (int step = 0; step < kSteps; ++step) shared.loss(x).backward();
+  });
   const CompiledBackwardStats s = enabled_stats();
   EXPECT_EQ(s.hits + s.misses + s.eager_fallbacks, size_t{kThreads * kSteps});
   EXPECT_GT(s.hits, 0u);
