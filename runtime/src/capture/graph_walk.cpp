@@ -52,30 +52,32 @@ void check_capturable(AgNode& node, size_t index, std::vector<const std::type_in
 // The engine's ready-queue order (ReadyQueue::CompareNodeTaskTime on one device, one reentrant
 // depth): the ready node with the highest sequence number runs first.
 struct RunsLater {
-  bool operator()(const NodePtr& a, const NodePtr& b) const {
-    return a->sequence_nr() < b->sequence_nr();
+  bool operator()(const NodePtr* a, const NodePtr* b) const {
+    return (*a)->sequence_nr() < (*b)->sequence_nr();
   }
 };
 
 // The ready nodes, popped in `order`'s way: upstream's LIFO stack or the engine's priority queue.
+// It holds pointers to the edges' own NodePtrs (the graph keeps them alive for the walk), so a
+// push or pop moves no reference count.
 class ReadyNodes {
  public:
   explicit ReadyNodes(NodeOrder order) : order_(order) {}
   bool empty() const { return order_ == NodeOrder::kEager ? queue_.empty() : stack_.empty(); }
-  void push(NodePtr fn) {
+  void push(const NodePtr* fn) {
     if (order_ == NodeOrder::kEager) {
-      queue_.push(std::move(fn));
+      queue_.push(fn);
     } else {
-      stack_.push_back(std::move(fn));
+      stack_.push_back(fn);
     }
   }
-  NodePtr pop() {
-    NodePtr fn;
+  const NodePtr* pop() {
+    const NodePtr* fn = nullptr;
     if (order_ == NodeOrder::kEager) {
       fn = queue_.top();
       queue_.pop();
     } else {
-      fn = std::move(stack_.back());
+      fn = stack_.back();
       stack_.pop_back();
     }
     return fn;
@@ -83,15 +85,15 @@ class ReadyNodes {
 
  private:
   NodeOrder order_;
-  std::vector<NodePtr> stack_;
-  std::priority_queue<NodePtr, std::vector<NodePtr>, RunsLater> queue_;
+  std::vector<const NodePtr*> stack_;
+  std::priority_queue<const NodePtr*, std::vector<const NodePtr*>, RunsLater> queue_;
 };
 
 // Reverse-topological order: Kahn's algorithm over dependency counts from the root, the ready
 // nodes taken in `order`'s way (see NodeOrder).
 std::vector<NodePtr> order_nodes(const NodePtr& root, NodeOrder node_order) {
   ska::flat_hash_map<AgNode*, int> deps;  // also the set of nodes seen (no allocation a node)
-  deps.reserve(64);
+  deps.reserve(256);
   deps.emplace(root.get(), 0);
   std::vector<AgNode*> stack{root.get()};
   while (!stack.empty()) {
@@ -107,13 +109,13 @@ std::vector<NodePtr> order_nodes(const NodePtr& root, NodeOrder node_order) {
   std::vector<NodePtr> order;
   order.reserve(deps.size());
   ReadyNodes ready(node_order);
-  ready.push(root);
+  ready.push(&root);
   while (!ready.empty()) {
-    NodePtr fn = ready.pop();
+    const NodePtr& fn = *ready.pop();
     for (const auto& edge : fn->next_edges()) {
-      if (edge.is_valid() && --deps[edge.function.get()] == 0) ready.push(edge.function);
+      if (edge.is_valid() && --deps[edge.function.get()] == 0) ready.push(&edge.function);
     }
-    order.push_back(std::move(fn));
+    order.push_back(fn);
   }
   return order;
 }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
+#include <typeinfo>
 #include <utility>
 
 #include "ca/error.h"
@@ -228,10 +229,12 @@ void collect_node(dyn::AutogradCompilerCall& compiler, dyn::NodeCall& call,
   }
   if (with_edges) args.collect(node.next_edges());
   if (key != nullptr) {
-    const dyn::CacheKey k = args.key();
-    const size_t type = k.node_type.hash_code();
+    // The type's address, not its hash_code (which hashes the mangled name on every call): keys
+    // live in this process only, and a type with two addresses (an RTTI copy per library) only
+    // misses.
+    const std::type_info* type = &typeid(node);
     key->append(reinterpret_cast<const char*>(&type), sizeof type);
-    key->append(reinterpret_cast<const char*>(k.key), args.*key_size_member());
+    key->append(reinterpret_cast<const char*>(args.key().key), args.*key_size_member());
   }
 }
 

@@ -59,9 +59,8 @@ class CompilerSession {
 
 /// Pass 1 for one node, as upstream's cache-key pass: its `compiled_args` (saved tensors, sizes,
 /// lifted scalars go into `compiler`), then its next edges' metadata when `with_edges`. When
-/// `key` is given, appends upstream's cache key of the node: its type (its hash code; callers that
-/// must tell types apart exactly compare the type_info too), then the bytes of every constant it
-/// specialized on.
+/// `key` is given, appends upstream's cache key of the node: its type (the address of its
+/// type_info, valid in this process only), then the bytes of every constant it specialized on.
 void collect_node(dyn::AutogradCompilerCall& compiler, dyn::NodeCall& call,
                   torch::autograd::Node& node, bool with_edges, std::string* key = nullptr);
 

@@ -194,7 +194,7 @@ std::vector<at::Tensor> BackwardAccess::step(CompiledBackward& cb, const WalkFn&
   std::vector<at::Tensor> inputs;
   if (entry) {
     s.counters.hit();
-    inputs = walk->compiler.tensor_args.inputs;
+    inputs = std::move(walk->compiler.tensor_args.inputs);
   } else {
     // Capture leaves the autograd graph as it found it whatever it throws, and the executor is
     // made before anything is released: a graph refused at either point runs eagerly, untouched.

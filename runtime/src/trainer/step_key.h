@@ -20,7 +20,7 @@ struct StepKey {
   std::string bytes;    ///< node keys, then input metas, then sizes, then scalars
   /// End offsets in `bytes` of each node key, input meta, specialized size and lifted scalar.
   std::vector<uint32_t> node_ends, input_ends, size_ends, scalar_ends;
-  /// Per node: its type (the bytes hold only its hash code), for equality and messages.
+  /// Per node: its type (the bytes hold its address too), for messages.
   std::vector<const std::type_info*> node_types;
 
   /// A hash of every part, for lookups; equal keys have equal hashes.
