@@ -232,7 +232,7 @@ void collect_node(dyn::AutogradCompilerCall& compiler, dyn::NodeCall& call,
     // The type's address, not its hash_code (which hashes the mangled name on every call): keys
     // live in this process only, and a type with two addresses (an RTTI copy per library) only
     // misses.
-    const std::type_info* type = &typeid(node);
+    const auto type = reinterpret_cast<uintptr_t>(&typeid(node));
     key->append(reinterpret_cast<const char*>(&type), sizeof type);
     key->append(reinterpret_cast<const char*>(args.key().key), args.*key_size_member());
   }
