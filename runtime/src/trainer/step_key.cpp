@@ -144,8 +144,8 @@ std::string type_name(const std::type_info* type) { return c10::demangle(type->n
 }  // namespace
 
 size_t StepKey::hash() const {
-  // XXH3: a key is tens of KiB on deep graphs and is hashed every step; std::hash (murmur) cost
-  // a sixth of the key's time.
+  // XXH3: a key is tens of KiB on deep graphs and is hashed every step; std::hash (murmur) was
+  // a third of the key's instructions on the MLP, XXH3 is a quarter.
   uint64_t seed = XXH3_64bits(options.data(), options.size());
   seed = XXH3_64bits_withSeed(bytes.data(), bytes.size(), seed);
   const uint64_t counts[] = {node_ends.size(), input_ends.size(), size_ends.size(),

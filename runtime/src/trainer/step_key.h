@@ -26,9 +26,9 @@ struct StepKey {
   /// A hash of every part, for lookups; equal keys have equal hashes.
   size_t hash() const;
   bool operator==(const StepKey& o) const {
+    // node_types need no comparison: each node key in `bytes` begins with its type's address.
     return options == o.options && bytes == o.bytes && node_ends == o.node_ends &&
-           input_ends == o.input_ends && size_ends == o.size_ends && scalar_ends == o.scalar_ends &&
-           node_types == o.node_types;
+           input_ends == o.input_ends && size_ends == o.size_ends && scalar_ends == o.scalar_ends;
   }
 };
 
