@@ -54,7 +54,10 @@ struct CompiledBackwardOptions {
 
 /// What the cache did so far.
 struct CompiledBackwardStats {
-  size_t hits = 0;             ///< calls replayed on a cached graph
+  size_t hits = 0;  ///< calls replayed on a cached graph
+  /// Of the hits, those matched by checking the live graph against the last graph used
+  /// directly, without walking it through upstream's compiled_args first (the steady state).
+  size_t checked_hits = 0;
   size_t misses = 0;           ///< calls that captured a graph
   size_t eager_fallbacks = 0;  ///< calls run by eager backward instead
   /// Why the last miss missed: the first node or input where its graph differs from the closest

@@ -12,6 +12,7 @@
 #include "distributed/grad_reducer.h"
 #include "trainer/backward_access.h"
 #include "trainer/graph_cache.h"
+#include "trainer/step_check.h"
 #include "trainer/step_counters.h"
 #include "trainer/step_key.h"
 
@@ -20,8 +21,8 @@ namespace {
 
 // What of a call the cached graph depends on besides its nodes: retain_graph (it decides what
 // the replay frees) and the gradients it taps. create_graph never reaches the cache.
-std::string options_text(const BackwardOptions& o, const detail::GraphWalk& walk) {
-  return (o.retain_graph ? "retain_graph;" : "") + walk.taps_key;
+std::string options_text(const BackwardOptions& o, const std::string& taps_key = {}) {
+  return (o.retain_graph ? "retain_graph;" : "") + taps_key;
 }
 
 // The engine's output edges for grad(inputs): a non-leaf's grad_fn slot, a leaf's accumulator
@@ -108,11 +109,9 @@ std::vector<at::Tensor> CompiledBackward::backward(const std::vector<at::Tensor>
     torch::autograd::backward(roots, grads, options.retain_graph, options.create_graph);
     return std::vector<at::Tensor>{};
   };
-  auto walk = [&] {
-    return detail::walk_from_root(detail::make_root(roots, grads), true, {},
-                                  detail::NodeOrder::kEager);
-  };
-  return detail::BackwardAccess::step(*this, walk, options, eager, /*writes_grads=*/true);
+  return detail::BackwardAccess::step(
+      *this, [&] { return detail::make_root(roots, grads); }, {}, options, eager,
+      /*writes_grads=*/true);
 }
 
 std::vector<at::Tensor> CompiledBackward::grad(const std::vector<at::Tensor>& outputs,
@@ -124,12 +123,9 @@ std::vector<at::Tensor> CompiledBackward::grad(const std::vector<at::Tensor>& ou
                                  options.create_graph, options.allow_unused);
   };
   const detail::WalkTargets targets{output_edges(inputs), /*accumulate_grad=*/false};
-  auto walk = [&] {
-    return detail::walk_from_root(detail::make_root(outputs, grad_outputs), true, targets,
-                                  detail::NodeOrder::kEager);
-  };
-  std::vector<at::Tensor> result =
-      detail::BackwardAccess::step(*this, walk, options, eager, /*writes_grads=*/false);
+  std::vector<at::Tensor> result = detail::BackwardAccess::step(
+      *this, [&] { return detail::make_root(outputs, grad_outputs); }, targets, options, eager,
+      /*writes_grads=*/false);
   result.resize(inputs.size());  // a pruned grad() writes no .grad, but say so in code
   for (size_t i = 0; i < result.size() && !options.allow_unused; ++i) {
     if (!result[i].defined()) {
@@ -164,9 +160,9 @@ std::vector<at::Tensor> BackwardAccess::fall_back(CompiledBackward& cb, const st
   return out;
 }
 
-std::vector<at::Tensor> BackwardAccess::step(CompiledBackward& cb, const WalkFn& walk_fn,
-                                             BackwardOptions options, const EagerFn& eager,
-                                             bool writes_grads) {
+std::vector<at::Tensor> BackwardAccess::step(CompiledBackward& cb, const RootFn& root_fn,
+                                             const WalkTargets& targets, BackwardOptions options,
+                                             const EagerFn& eager, bool writes_grads) {
   const bool nested = stepping;  // inside another step on this thread, which holds the turn
   const SteppingScope scope;
   CompiledBackward::Impl& s = *cb.impl_;
@@ -181,43 +177,68 @@ std::vector<at::Tensor> BackwardAccess::step(CompiledBackward& cb, const WalkFn&
   }
   // Harvest (once) before a capture holds the process's compiler slot: harvest takes it too.
   OpRegistry::global();
-  std::unique_ptr<GraphWalk> walk;
+  NodePtr root;
   try {
-    walk = walk_fn();
+    root = root_fn();
   } catch (const CaptureError& e) {
     if (s.options.strict) throw;
     return fall_back(e.what());
   }
-  StepKey key = step_key(*walk, options_text(options, *walk));
-  const size_t hash = key.hash();
-  std::shared_ptr<const CacheEntry> entry = s.cache->find(key, hash);
-  std::vector<at::Tensor> inputs;
-  if (entry) {
-    s.counters.hit();
-    inputs = std::move(walk->compiler.tensor_args.inputs);
-  } else {
-    // Capture leaves the autograd graph as it found it whatever it throws, and the executor is
-    // made before anything is released: a graph refused at either point runs eagerly, untouched.
+  // The steady state: the graphs used last, checked directly against the live one. Otherwise
+  // (another graph, a changed fact, a graph the check cannot take) the full walk and key.
+  std::shared_ptr<const CacheEntry> entry;
+  StepCheck::Step checked;
+  if (targets.outputs.empty()) {
+    const std::string plain = options_text(options);
+    for (std::shared_ptr<const CacheEntry>& last : s.cache->most_recent(2)) {
+      if (last->check && last->key.options == plain && last->check->matches(root, checked)) {
+        entry = std::move(last);
+        s.cache->touch(*entry);
+        s.counters.hit(/*checked=*/true);
+        break;
+      }
+    }
+  }
+  std::unique_ptr<GraphWalk> walk;
+  std::vector<at::Tensor> inputs = std::move(checked.inputs);
+  if (!entry) {
     try {
-      CaptureResult cap = capture_walk(*walk);
-      std::string reason = s.cache->miss_reason(key);
-      auto made = std::make_shared<CacheEntry>(hash, std::move(key),
-                                               Executor(std::move(cap.graph), s.options.executor));
-      if (s.reducer) made->grad_writes = grad_writes(made->executor);
-      s.cache->insert(made);
-      entry = std::move(made);
-      inputs = std::move(cap.inputs);
-      s.counters.miss(std::move(reason));
-    } catch (const ca::Error& e) {
+      walk = walk_from_root(root, /*keys=*/true, targets, NodeOrder::kEager);
+    } catch (const CaptureError& e) {
       if (s.options.strict) throw;
       return fall_back(e.what());
     }
+    StepKey key = step_key(*walk, options_text(options, walk->taps_key));
+    const size_t hash = key.hash();
+    entry = s.cache->find(key, hash);
+    if (entry) {
+      s.counters.hit(/*checked=*/false);
+      inputs = std::move(walk->compiler.tensor_args.inputs);
+    } else {
+      // Capture leaves the autograd graph as it found it whatever it throws, and the executor is
+      // made before anything is released: a graph refused at either point runs eagerly, untouched.
+      try {
+        CaptureResult cap = capture_walk(*walk);
+        std::string reason = s.cache->miss_reason(key);
+        auto made = std::make_shared<CacheEntry>(
+            hash, std::move(key), Executor(std::move(cap.graph), s.options.executor));
+        if (s.reducer) made->grad_writes = grad_writes(made->executor);
+        made->check = StepCheck::record(*walk, walk->compiler.tensor_args.inputs);
+        s.cache->insert(made);
+        entry = std::move(made);
+        inputs = std::move(cap.inputs);
+        s.counters.miss(std::move(reason));
+      } catch (const ca::Error& e) {
+        if (s.options.strict) throw;
+        return fall_back(e.what());
+      }
+    }
+    walk->compiler.tensor_args.inputs.clear();  // the replay's own references are in `inputs`
   }
   // Without retain_graph the executor holds the only references to the saved tensors, so each is
   // freed at its last use, as eager backward frees them.
-  walk->compiler.tensor_args.inputs.clear();
   if (!options.retain_graph) {
-    for (const NodePtr& fn : walk->order) fn->release_variables();
+    for (const NodePtr& fn : walk ? walk->order : checked.order) fn->release_variables();
   }
   // The replay returns the tapped gradients (grad() outputs, then retain_grad's), then .grads.
   GradReducer* reducer = writes_grads ? s.reducer.get() : nullptr;
@@ -238,9 +259,11 @@ std::vector<at::Tensor> BackwardAccess::step(CompiledBackward& cb, const WalkFn&
     reducer->finish();
     s.note_reduced();
   }
-  run_retain_hooks(*walk, out);
-  out.erase(out.begin() + static_cast<std::ptrdiff_t>(walk->grad_outputs),
-            out.begin() + static_cast<std::ptrdiff_t>(walk->taps.size()));
+  if (walk) {  // a checked step has no taps (StepCheck::record)
+    run_retain_hooks(*walk, out);
+    out.erase(out.begin() + static_cast<std::ptrdiff_t>(walk->grad_outputs),
+              out.begin() + static_cast<std::ptrdiff_t>(walk->taps.size()));
+  }
   return out;
 }
 

@@ -79,14 +79,11 @@ class ReplayingEngine final : public Engine {
     // on our copy), with torch's own error for a wrong one.
     variable_list grads = inputs;
     torch::autograd::validate_outputs(roots, grads, [](const std::string& msg) { return msg; });
-    const compat::NodePtr root = compat::make_node<torch::autograd::GraphRoot>(roots, grads);
+    compat::NodePtr root = compat::make_node<torch::autograd::GraphRoot>(roots, grads);
     const detail::WalkTargets targets{outputs, accumulate_grad};
     variable_list result = detail::BackwardAccess::step(
-        *engine,
-        [&] {
-          return detail::walk_from_root(root, /*keys=*/true, targets, detail::NodeOrder::kEager);
-        },
-        BackwardOptions{keep_graph, create_graph}, eager, accumulate_grad);
+        *engine, [&] { return root; }, targets, BackwardOptions{keep_graph, create_graph}, eager,
+        accumulate_grad);
     // The engine returns grad()'s gradients; a backward() returns nothing.
     if (accumulate_grad) return {};
     result.resize(outputs.size());

@@ -18,6 +18,24 @@ std::shared_ptr<const CacheEntry> GraphCache::find(const StepKey& key, size_t ha
   return nullptr;
 }
 
+std::vector<std::shared_ptr<const CacheEntry>> GraphCache::most_recent(size_t n) const {
+  std::shared_lock lock(mutex_);
+  std::vector<std::shared_ptr<const CacheEntry>> out(entries_.begin(), entries_.end());
+  const size_t kept = std::min(n, out.size());
+  std::partial_sort(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(kept), out.end(),
+                    [](const auto& a, const auto& b) {
+                      return a->last_used.load(std::memory_order_relaxed) >
+                             b->last_used.load(std::memory_order_relaxed);
+                    });
+  out.resize(kept);
+  return out;
+}
+
+void GraphCache::touch(const CacheEntry& entry) const {
+  entry.last_used.store(clock_.fetch_add(1, std::memory_order_relaxed) + 1,
+                        std::memory_order_relaxed);
+}
+
 std::string GraphCache::miss_reason(const StepKey& key) const {
   std::shared_lock lock(mutex_);
   for (const std::shared_ptr<CacheEntry>& e : entries_) {

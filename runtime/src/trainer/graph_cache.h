@@ -15,6 +15,7 @@
 
 #include "ca/executor.h"
 #include "distributed/grad_reducer.h"
+#include "trainer/step_check.h"
 #include "trainer/step_key.h"
 
 namespace ca::detail {
@@ -28,6 +29,7 @@ struct CacheEntry {
   StepKey key;
   Executor executor;
   std::vector<GradWrite> grad_writes;          ///< with data_parallel: where .grads are written
+  std::unique_ptr<const StepCheck> check;      ///< null: every step walks (StepCheck::record)
   mutable std::atomic<uint64_t> last_used{0};  ///< the cache's clock at its last use
 };
 
@@ -38,6 +40,11 @@ class GraphCache {
   /// The entry whose key equals `key` (compared whole: equal hashes alone are a miss), marked
   /// as the most recently used; null when there is none.
   std::shared_ptr<const CacheEntry> find(const StepKey& key, size_t hash) const;
+  /// Up to `n` entries, the most recently used (found or inserted) first: those a step checks
+  /// directly before it walks (two: programs alternate two graphs, a GAN's or two losses').
+  std::vector<std::shared_ptr<const CacheEntry>> most_recent(size_t n) const;
+  /// Marks `entry` as the most recently used.
+  void touch(const CacheEntry& entry) const;
   /// Why `key` misses: where it parts from the closest cached key, or "empty cache".
   std::string miss_reason(const StepKey& key) const;
   /// Adds `entry`, replacing one of the same hash, else dropping the least recently used one

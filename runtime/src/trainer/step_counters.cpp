@@ -23,6 +23,7 @@ void StepCounters::reduced(size_t buckets, size_t overlapped) {
 CompiledBackwardStats StepCounters::read() const {
   CompiledBackwardStats s;
   s.hits = hits_.load(std::memory_order_relaxed);
+  s.checked_hits = checked_hits_.load(std::memory_order_relaxed);
   s.buckets_reduced = reduced_.load(std::memory_order_relaxed);
   s.buckets_overlapped = overlapped_.load(std::memory_order_relaxed);
   std::lock_guard lock(reasons_mutex_);  // a count and its reason are read as one

@@ -14,7 +14,11 @@ namespace ca::detail {
 
 class StepCounters {
  public:
-  void hit() { hits_.fetch_add(1, std::memory_order_relaxed); }
+  /// A hit; `checked`: found by the direct check (CompiledBackwardStats::checked_hits).
+  void hit(bool checked) {
+    hits_.fetch_add(1, std::memory_order_relaxed);
+    if (checked) checked_hits_.fetch_add(1, std::memory_order_relaxed);
+  }
   void miss(std::string reason);
   void fall_back(std::string reason);
   /// With data_parallel: the reducer's totals after a step.
@@ -23,7 +27,8 @@ class StepCounters {
   CompiledBackwardStats read() const;
 
  private:
-  std::atomic<size_t> hits_{0}, misses_{0}, fallbacks_{0}, reduced_{0}, overlapped_{0};
+  std::atomic<size_t> hits_{0}, checked_hits_{0}, misses_{0}, fallbacks_{0}, reduced_{0},
+      overlapped_{0};
   mutable std::mutex reasons_mutex_;
   std::string last_miss_reason_, last_fallback_reason_;
 };

@@ -183,6 +183,13 @@ StepKey step_key(GraphWalk& walk, std::string options) {
   return key;
 }
 
+void append_tensor_metas(const std::vector<at::Tensor>& inputs, std::string& out) {
+  size_t bytes = 0;
+  for (const at::Tensor& t : inputs) bytes += tensor_meta_bytes(static_cast<size_t>(t.dim()));
+  Cursor c(out, bytes);
+  for (const at::Tensor& t : inputs) put_tensor_meta(c, t);
+}
+
 size_t common_prefix(const StepKey& key, const StepKey& cached) {
   if (key.options != cached.options) return 0;
   const Sections a(key), b(cached);

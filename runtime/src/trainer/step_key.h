@@ -36,6 +36,10 @@ struct StepKey {
 /// BackwardOptions as text.
 StepKey step_key(GraphWalk& walk, std::string options);
 
+/// Appends to `out` what the captured graph bakes in of each of `inputs` (dtype, device, layout,
+/// sizes, strides, requires_grad, leaf and .grad presence), as the key holds it.
+void append_tensor_metas(const std::vector<at::Tensor>& inputs, std::string& out);
+
 /// Where `key` first differs from `cached`, in words.
 std::string describe_difference(const StepKey& key, const StepKey& cached);
 
