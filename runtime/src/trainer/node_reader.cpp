@@ -73,26 +73,6 @@ void NodeReader::collect(const c10::Scalar& s) {
   }
 }
 
-void NodeReader::collect(const c10::TensorOptions& o) {
-  collect(o.device());
-  collect(o.dtype());
-  put(o.layout());
-  put(o.requires_grad());
-  put(o.pinned_memory());
-  collect(o.memory_format_opt());
-}
-
-void NodeReader::collect(const torch::autograd::InputMetadata& m) {
-  if (m.is_nested_tensor()) {  // upstream refuses these
-    ok_ = false;
-    return;
-  }
-  collect(m.options());
-  put(m.is_tensor_subclass());
-  const auto shape = m.shape_as_dim_vector();
-  collect(c10::SymIntArrayRef(shape));
-}
-
 namespace {
 
 // Written by hand as their compiled_args are: the root's gradients, and the leaf with its .grad

@@ -103,9 +103,19 @@ class NodeReader {
     for (const auto& sv : v) collect(sv, is_output);
   }
   void collect(const at::Tensor& t) { tensors_.add(t); }
-  void collect(const c10::SymInt& s) { put(s.guard_int(__FILE__, __LINE__)); }
+  void collect(const c10::SymInt& s) {
+    const std::optional<int64_t> v = s.maybe_as_int();  // inline for a plain int
+    put(v.has_value() ? *v : s.guard_int(__FILE__, __LINE__));
+  }
   void collect(const c10::Scalar& s);
-  void collect(const c10::TensorOptions& o);
+  void collect(const c10::TensorOptions& o) {
+    collect(o.device());
+    collect(o.dtype());
+    put(o.layout());
+    put(o.requires_grad());
+    put(o.pinned_memory());
+    collect(o.memory_format_opt());
+  }
   void collect(const at::TensorGeometry& g) {
     collect(g.sym_sizes());
     collect(g.sym_strides());
@@ -125,7 +135,16 @@ class NodeReader {
   }
   void collect(const caffe2::TypeMeta& t) { put(t.id()); }
   /// An edge's target metadata, which validate_outputs checks the node's outputs against.
-  void collect(const torch::autograd::InputMetadata& m);
+  void collect(const torch::autograd::InputMetadata& m) {
+    if (m.is_nested_tensor()) {  // upstream refuses these
+      ok_ = false;
+      return;
+    }
+    collect(m.options());
+    put(m.is_tensor_subclass());
+    const auto& shape = m.shape_as_dim_vector();
+    collect(c10::SymIntArrayRef(shape));
+  }
 
   template <class T>
   void collect(const std::vector<T>& v) {

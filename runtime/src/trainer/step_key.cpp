@@ -2,6 +2,7 @@
 #include "trainer/step_key.h"
 
 #include <c10/util/Type.h>
+#include <torch/csrc/autograd/variable.h>
 #include <xxhash.h>
 
 #include <algorithm>
@@ -58,10 +59,13 @@ void put_tensor_meta(Cursor& c, const at::Tensor& t) {
   c.put(t.layout());
   c.put_list(t.sizes());
   c.put_list(t.strides());
-  const bool leaf = t.is_leaf();
-  c.put(t.requires_grad());
+  // Read from the autograd meta once: is_leaf(), requires_grad() and grad() each find it again
+  // (they are what the three facts mean: no grad_fn, a set flag or a grad_fn, a defined grad_).
+  const torch::autograd::AutogradMeta* meta = torch::autograd::impl::get_autograd_meta(t);
+  const bool leaf = meta == nullptr || !meta->grad_fn_;
+  c.put(meta != nullptr && (meta->requires_grad_ || meta->grad_fn_));
   c.put(leaf);
-  c.put(leaf && t.grad().defined());  // .grad of a non-leaf warns and is unused
+  c.put(leaf && meta != nullptr && meta->grad_.defined());  // a non-leaf's .grad is unused
 }
 
 // A lifted scalar's value, bit-exact (capture bakes it into the graph): a tag and 8 bytes.
