@@ -33,7 +33,8 @@ void BM_TrainerStep(benchmark::State& state, const BenchModel& model) {
     const at::Tensor loss = model.forward();
     auto walk = detail::walk_from_root(detail::make_root({loss}, {}), /*keys=*/true, {},
                                        detail::NodeOrder::kEager);
-    check = detail::StepCheck::record(*walk, walk->compiler.tensor_args.inputs);
+    const detail::StepKey key = detail::step_key(*walk, "");
+    check = detail::StepCheck::record(*walk, walk->compiler.tensor_args.inputs, key);
   }
   double eager = 0, step = 0, walk_key = 0, checking = 0;
   for (auto _ : state) {

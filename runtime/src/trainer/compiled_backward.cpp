@@ -190,8 +190,8 @@ std::vector<at::Tensor> BackwardAccess::step(CompiledBackward& cb, const RootFn&
   StepCheck::Step checked;
   if (targets.outputs.empty()) {
     const std::string plain = options_text(options);
-    for (std::shared_ptr<const CacheEntry>& last : s.cache->most_recent(2)) {
-      if (last->check && last->key.options == plain && last->check->matches(root, checked)) {
+    for (std::shared_ptr<const CacheEntry>& last : s.cache->recent_checked(2)) {
+      if (last->key.options == plain && last->check->matches(root, checked)) {
         entry = std::move(last);
         s.cache->touch(*entry);
         s.counters.hit(/*checked=*/true);
@@ -223,7 +223,7 @@ std::vector<at::Tensor> BackwardAccess::step(CompiledBackward& cb, const RootFn&
         auto made = std::make_shared<CacheEntry>(
             hash, std::move(key), Executor(std::move(cap.graph), s.options.executor));
         if (s.reducer) made->grad_writes = grad_writes(made->executor);
-        made->check = StepCheck::record(*walk, walk->compiler.tensor_args.inputs);
+        made->check = StepCheck::record(*walk, walk->compiler.tensor_args.inputs, made->key);
         s.cache->insert(made);
         entry = std::move(made);
         inputs = std::move(cap.inputs);

@@ -18,9 +18,12 @@ std::shared_ptr<const CacheEntry> GraphCache::find(const StepKey& key, size_t ha
   return nullptr;
 }
 
-std::vector<std::shared_ptr<const CacheEntry>> GraphCache::most_recent(size_t n) const {
+std::vector<std::shared_ptr<const CacheEntry>> GraphCache::recent_checked(size_t n) const {
   std::shared_lock lock(mutex_);
-  std::vector<std::shared_ptr<const CacheEntry>> out(entries_.begin(), entries_.end());
+  std::vector<std::shared_ptr<const CacheEntry>> out;
+  for (const std::shared_ptr<CacheEntry>& e : entries_) {
+    if (e->check) out.push_back(e);
+  }
   const size_t kept = std::min(n, out.size());
   std::partial_sort(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(kept), out.end(),
                     [](const auto& a, const auto& b) {

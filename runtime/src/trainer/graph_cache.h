@@ -40,9 +40,10 @@ class GraphCache {
   /// The entry whose key equals `key` (compared whole: equal hashes alone are a miss), marked
   /// as the most recently used; null when there is none.
   std::shared_ptr<const CacheEntry> find(const StepKey& key, size_t hash) const;
-  /// Up to `n` entries, the most recently used (found or inserted) first: those a step checks
-  /// directly before it walks (two: programs alternate two graphs, a GAN's or two losses').
-  std::vector<std::shared_ptr<const CacheEntry>> most_recent(size_t n) const;
+  /// Up to `n` entries that have a check, the most recently used (found or inserted) first:
+  /// those a step checks directly before it walks (two: programs alternate two graphs, a GAN's
+  /// or two losses').
+  std::vector<std::shared_ptr<const CacheEntry>> recent_checked(size_t n) const;
   /// Marks `entry` as the most recently used.
   void touch(const CacheEntry& entry) const;
   /// Why `key` misses: where it parts from the closest cached key, or "empty cache".

@@ -55,7 +55,8 @@ bool StepCheck::read(const std::vector<NodePtr>& live, StepTensors& tensors,
 }
 
 std::unique_ptr<const StepCheck> StepCheck::record(const GraphWalk& walk,
-                                                   const std::vector<at::Tensor>& inputs) {
+                                                   const std::vector<at::Tensor>& inputs,
+                                                   const StepKey& key) {
   if (walk.pruned || !walk.taps.empty()) return nullptr;
   const std::vector<NodePtr>& order = walk.order;
   std::unique_ptr<StepCheck> check(new StepCheck());
@@ -91,11 +92,26 @@ std::unique_ptr<const StepCheck> StepCheck::record(const GraphWalk& walk,
     if (!same_data(found[i], inputs[i])) return nullptr;
   }
   append_tensor_metas(found, check->bytes_);
+  // The same metadata as the key holds for the walk's inputs, byte for byte.
+  const size_t nodes_end = key.node_ends.empty() ? 0 : key.node_ends.back();
+  const size_t inputs_end = key.input_ends.empty() ? nodes_end : key.input_ends.back();
+  if (std::string_view(check->bytes_).substr(check->read_bytes_) !=
+      std::string_view(key.bytes).substr(nodes_end, inputs_end - nodes_end)) {
+    return nullptr;
+  }
   check->tensor_ids_ = tensors.ids();
   return check;
 }
 
 bool StepCheck::matches(const NodePtr& root, Step& step) const {
+  if (!match(root, step)) {
+    step.order.clear();  // a graph that is not this one is not held past the check
+    return false;
+  }
+  return true;
+}
+
+bool StepCheck::match(const NodePtr& root, Step& step) const {
   const size_t n = types_.size();
   std::vector<NodePtr>& live = step.order;
   live.assign(n, NodePtr());
@@ -157,7 +173,11 @@ bool StepCheck::matches(const NodePtr& root, Step& step) const {
   }
   std::string metas;
   metas.reserve(bytes_.size() - read_bytes_);
-  append_tensor_metas(tensors.inputs(), metas);
+  try {
+    append_tensor_metas(tensors.inputs(), metas);
+  } catch (const c10::Error&) {
+    return false;  // a layout without strides, say: the full walk's key says what it says
+  }
   if (std::string_view(bytes_).substr(read_bytes_) != metas) return false;
   step.inputs = std::move(tensors.inputs());
   return true;

@@ -16,17 +16,20 @@
 
 #include "capture/graph_walk.h"
 #include "trainer/node_reader.h"
+#include "trainer/step_key.h"
 
 namespace ca::detail {
 
 class StepCheck {
  public:
   /// The check of the graph `walk` was captured from, whose replay inputs are `inputs` (the
-  /// walk's own, before they are moved); null where the graph cannot be checked this way (a
-  /// node type without a reader, a retain_grad hook, a pruned grad()/inputs= walk, a saved
-  /// variable with hooks): such a graph takes the full walk every step, as before.
+  /// walk's own, before they are moved) and whose key is `key`; null where the graph cannot be
+  /// checked this way (a node type without a reader, a retain_grad hook, a pruned grad()/inputs=
+  /// walk, a saved variable with hooks) or where the readers do not find what the walk found
+  /// (the same inputs, with the key's metadata): such a graph takes the full walk every step.
   static std::unique_ptr<const StepCheck> record(const GraphWalk& walk,
-                                                 const std::vector<at::Tensor>& inputs);
+                                                 const std::vector<at::Tensor>& inputs,
+                                                 const StepKey& key);
 
   /// A step whose graph matched: its nodes in execution order and the replay's inputs.
   struct Step {
@@ -34,9 +37,9 @@ class StepCheck {
     std::vector<at::Tensor> inputs;
   };
   /// Whether the graph under `root` is the recorded one in every fact the cache key holds;
-  /// fills `step` when it is. Never throws for a graph that differs: a saved variable that
-  /// cannot be unpacked (modified in place, already freed) is a mismatch, and the full walk then
-  /// reports it as before.
+  /// fills `step` when it is (and leaves it empty when not). Never throws for a graph that
+  /// differs: a saved variable that cannot be unpacked (modified in place, already freed) or a
+  /// tensor whose metadata cannot be read is a mismatch, and the full walk then reports it.
   bool matches(const NodePtr& root, Step& step) const;
 
   size_t nodes() const { return types_.size(); }
@@ -46,6 +49,7 @@ class StepCheck {
     int32_t target;  ///< position of the edge's node; -1 for an invalid edge
     uint32_t input_nr;
   };
+  bool match(const NodePtr& root, Step& step) const;
   bool read(const std::vector<NodePtr>& live, StepTensors& tensors, ReadBytes& bytes) const;
 
   std::vector<const std::type_info*> types_;

@@ -60,10 +60,10 @@ void put_tensor_meta(Cursor& c, const at::Tensor& t) {
   c.put_list(t.sizes());
   c.put_list(t.strides());
   // Read from the autograd meta once: is_leaf(), requires_grad() and grad() each find it again
-  // (they are what the three facts mean: no grad_fn, a set flag or a grad_fn, a defined grad_).
+  // (is_leaf and grad are what their facts mean: no grad_fn_, a defined grad_).
   const torch::autograd::AutogradMeta* meta = torch::autograd::impl::get_autograd_meta(t);
   const bool leaf = meta == nullptr || !meta->grad_fn_;
-  c.put(meta != nullptr && (meta->requires_grad_ || meta->grad_fn_));
+  c.put(meta != nullptr && meta->requires_grad());  // a view's answers for its base too
   c.put(leaf);
   c.put(leaf && meta != nullptr && meta->grad_.defined());  // a non-leaf's .grad is unused
 }
