@@ -18,10 +18,10 @@ import os
 import re
 import sys
 
-import torchgen
 from torchgen.code_template import CodeTemplate
 from torchgen.packaged.autograd import gen_autograd_functions
-from torchgen.packaged.autograd.load_derivatives import load_derivatives
+
+from torch_derivatives import differentiability_infos
 
 STRUCT = re.compile(r"^struct TORCH_API (\w+) : public (?:TraceableFunction|Node)\b", re.M)
 COLLECT = re.compile(r"^args\.collect\((\w+)(, (?:true|false))?\);$")
@@ -30,17 +30,10 @@ BODY = CodeTemplate("${compiled_args}")
 
 def compiled_args_bodies():
     """{node type: [its compiled_args statements]} from the wheel's own generator."""
-    base = os.path.join(os.path.dirname(torchgen.__file__), "packaged")
-    infos, _ = load_derivatives(os.path.join(base, "autograd/derivatives.yaml"),
-                                os.path.join(base, "ATen/native/native_functions.yaml"),
-                                os.path.join(base, "ATen/native/tags.yaml"))
     bodies = {}
-    for per_key in infos.values():
-        for info in per_key.values():
-            if info.op is None or info.op in bodies:
-                continue
-            text = gen_autograd_functions.process_function(info, BODY)
-            bodies[info.op] = [line.strip() for line in text.splitlines() if line.strip()]
+    for info in differentiability_infos():
+        text = gen_autograd_functions.process_function(info, BODY)
+        bodies[info.op] = [line.strip() for line in text.splitlines() if line.strip()]
     return bodies
 
 
