@@ -50,11 +50,14 @@ void register_per_model(const std::string& prefix,
                         void (*fn)(benchmark::State&, const BenchModel&)) {
   const char* threads = std::getenv("CA_BENCH_THREADS");
   at::set_num_threads(threads != nullptr ? std::max(1, std::atoi(threads)) : 1);
-  for (const BenchModel& m : bench_models()) {
-    benchmark::RegisterBenchmark((prefix + "/" + m.name).c_str(), fn, m)
-        ->UseManualTime()
-        ->Unit(benchmark::kMicrosecond);
-  }
+  for (const BenchModel& m : bench_models()) register_model(prefix, fn, m);
+}
+
+void register_model(const std::string& prefix, void (*fn)(benchmark::State&, const BenchModel&),
+                    const BenchModel& model) {
+  benchmark::RegisterBenchmark((prefix + "/" + model.name).c_str(), fn, model)
+      ->UseManualTime()
+      ->Unit(benchmark::kMicrosecond);
 }
 
 }  // namespace ca::bench

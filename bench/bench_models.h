@@ -20,9 +20,18 @@ struct BenchModel {
 /// deep_narrow_mlp (overhead-bound), cnn, transformer_block.
 std::vector<BenchModel> bench_models();
 
-/// Registers `fn` once per model as "<prefix>/<model>" (manual time, microseconds), after setting
-/// the intra-op threads: one by default, since on a small shared machine OpenMP barriers make
-/// timings of overhead-bound graphs meaningless; CA_BENCH_THREADS=N overrides.
+/// The traced GPT-2 that make_gpt2.py writes at build time (gpt2_bench.cpp; trainer_bench only),
+/// loaded on its first forward, with TorchScript's profiling executor off.
+BenchModel gpt2_torchscript();
+
+/// Registers `fn` for `model` as "<prefix>/<model>" (manual time, microseconds).
+void register_model(const std::string& prefix, void (*fn)(benchmark::State&, const BenchModel&),
+                    const BenchModel& model);
+
+/// Registers `fn` once per model of bench_models() as "<prefix>/<model>" (manual time,
+/// microseconds), after setting the intra-op threads: one by default, since on a small shared
+/// machine OpenMP barriers make timings of overhead-bound graphs meaningless; CA_BENCH_THREADS=N
+/// overrides.
 void register_per_model(const std::string& prefix,
                         void (*fn)(benchmark::State&, const BenchModel&));
 

@@ -75,7 +75,8 @@ void BM_TrainerStep(benchmark::State& state, const BenchModel& model) {
   state.counters["checked_hits"] = static_cast<double>(cb.stats().checked_hits);
 }
 
-const bool kRegistered = (register_per_model("trainer_step", BM_TrainerStep), true);
+const bool kRegistered = (register_per_model("trainer_step", BM_TrainerStep),
+                          register_model("trainer_step", BM_TrainerStep, gpt2_torchscript()), true);
 
 }  // namespace
 }  // namespace ca::bench
