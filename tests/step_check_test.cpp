@@ -56,6 +56,25 @@ TEST(CompiledBackward, AHookAddedBetweenStepsIsNotAHit) {
       << cb.stats().last_fallback_reason;
 }
 
+// A leaf's grad_dtype set after a checked hit (the dtype validate_outputs casts its gradient to,
+// kept in its AccumulateGrad's input metadata, which upstream's key leaves out): the next step
+// must miss and give the leaf a double gradient, as eager does; the step after hits again.
+TEST(CompiledBackward, AGradDtypeSetBetweenStepsMisses) {
+  torch::manual_seed(7);
+  CompiledBackward cb;
+  expect_matches_eager(
+      cb,
+      [](const Params& p, int step) {
+        if (step == 2) {
+          torch::autograd::impl::get_autograd_meta(p[0])->set_grad_dtype(at::kDouble, p[0]);
+        }
+        return (p[0] * 3).tanh().sum();
+      },
+      params({{5}}), 4);
+  EXPECT_EQ(cb.stats().misses, 2u);
+  EXPECT_EQ(cb.stats().checked_hits, 2u);
+}
+
 // A saved tensor written in place after the forward: eager refuses the backward, and so must a
 // step whose graph is otherwise the cached one (no replay of the changed value).
 TEST(CompiledBackward, ASavedTensorModifiedInPlaceFailsAsEagerDoes) {

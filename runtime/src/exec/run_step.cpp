@@ -65,6 +65,15 @@ void check_differentiable(const MetadataList& metadata, const Values& grads) {
   }
 }
 
+// The dtype a leaf's gradient may have: its own, or the one set_grad_dtype gave it (any, where
+// it allows a mismatch), as validate_outputs casts to.
+bool grad_dtype_allowed(const at::Tensor& variable, c10::ScalarType dtype) {
+  const auto* meta = torch::autograd::impl::get_autograd_meta(variable);
+  if (meta == nullptr) return dtype == variable.scalar_type();
+  if (meta->allow_grad_dtype_mismatch_) return true;
+  return dtype == meta->grad_dtype(variable).value_or(variable.scalar_type());
+}
+
 // What eager guarantees before AccumulateGrad runs (validate_outputs gave the grad the
 // variable's dtype, shape and device): a graph that breaks it would otherwise store a converted
 // or misshapen .grad. (That the variable requires grad is checked at load, against the graph's
@@ -72,7 +81,7 @@ void check_differentiable(const MetadataList& metadata, const Values& grads) {
 void check_accumulate_grad(const at::Tensor& variable, const at::Tensor& grad) {
   if (!variable.defined()) throw ExecutionError("accumulate_grad into an undefined tensor");
   if (!variable.is_leaf()) throw ExecutionError("accumulate_grad into a tensor that is not a leaf");
-  if (grad.scalar_type() != variable.scalar_type() || grad.device() != variable.device() ||
+  if (!grad_dtype_allowed(variable, grad.scalar_type()) || grad.device() != variable.device() ||
       !grad.sym_sizes().equals(variable.sym_sizes())) {
     std::ostringstream os;
     os << "accumulate_grad: grad " << grad.scalar_type() << grad.sizes() << " on " << grad.device()

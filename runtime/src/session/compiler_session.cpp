@@ -218,6 +218,18 @@ void check_grad_as_walked(const dyn::AutogradCompilerCall& compiler,
   }
 }
 
+// Each edge target's grad_dtype (the dtype validate_outputs casts the gradient to; a leaf's
+// set_grad_dtype changes it in place), which upstream's collect(InputMetadata) leaves out: without
+// it a grad_dtype set between steps would replay the graph captured before.
+void append_grad_dtypes(const torch::autograd::Node& node, std::string& key) {
+  for (const torch::autograd::Edge& e : node.next_edges()) {
+    if (!e.is_valid()) continue;
+    const auto& md = e.function->input_metadata(e.input_nr);
+    const auto dtype = md.was_default_constructed() ? std::nullopt : md.grad_dtype();
+    key.push_back(dtype ? static_cast<char>(*dtype) : '\xff');
+  }
+}
+
 }  // namespace
 
 void collect_node(dyn::AutogradCompilerCall& compiler, dyn::NodeCall& call,
@@ -229,6 +241,7 @@ void collect_node(dyn::AutogradCompilerCall& compiler, dyn::NodeCall& call,
   }
   if (with_edges) args.collect(node.next_edges());
   if (key != nullptr) {
+    if (with_edges) append_grad_dtypes(node, *key);
     // The type's address, not its hash_code (which hashes the mangled name on every call): keys
     // live in this process only, and a type with two addresses (an RTTI copy per library) only
     // misses.

@@ -144,6 +144,10 @@ class NodeReader {
     put(m.is_tensor_subclass());
     const auto& shape = m.shape_as_dim_vector();
     collect(c10::SymIntArrayRef(shape));
+    // Beyond upstream's collection, as the step key (compiler_session.cpp's append_grad_dtypes).
+    const std::optional<at::ScalarType> grad_dtype =
+        m.was_default_constructed() ? std::nullopt : m.grad_dtype();
+    collect(grad_dtype);
   }
 
   template <class T>
