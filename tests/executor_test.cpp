@@ -10,6 +10,7 @@
 
 #include "ca/capture.h"
 #include "ca/error.h"
+#include "ca/graph_io.h"
 #include "sample_graphs.h"
 #include "tensor_test_util.h"
 #include "test_util.h"
@@ -96,6 +97,48 @@ TEST(Executor, ReplayMatchesEagerAndAccumulatesLikeBackward) {
   const auto second = ex.run(inputs);  // .grad accumulates, as two backward() calls would
   ASSERT_EQ(ex.grad_targets().size(), 1u);
   EXPECT_TRUE(torch::allclose(second[0], first * 2));
+}
+
+// x -> opaque "LiveNode" -> y: a graph of the trainer API's kind, made by hand.
+Graph opaque_graph() {
+  Graph g = test::tiny_graph();
+  g.nodes.push_back(g.make_node(NodeKind::kOpaque, "LiveNode", {0}, {}, {1}));
+  g.num_values = 2;
+  g.outputs = {1};
+  return g;
+}
+
+// Calls each opaque node as doubling its one grad, and counts the calls.
+struct Doubling : OpaqueCalls {
+  std::vector<size_t> calls;
+  std::vector<at::Tensor> call(size_t index, std::vector<at::Tensor>&& grads) override {
+    calls.push_back(index);
+    return {grads.at(0) * 2};
+  }
+};
+
+TEST(Executor, OpaqueNodesLoadOnlyWhenAskedAndRunOnlyWithTheirCalls) {
+  const std::string refused = test::error_of<FormatError>([] { Executor ex(opaque_graph()); });
+  EXPECT_TRUE(test::contains(refused, "nodes[0] (opaque LiveNode)")) << refused;
+  EXPECT_TRUE(test::contains(refused, "ExecutorOptions::opaque_nodes")) << refused;
+
+  ExecutorOptions options;
+  options.opaque_nodes = true;
+  const Executor ex(opaque_graph(), options);
+  const at::Tensor x = torch::arange(4, torch::kFloat);
+  const std::string no_calls = test::error_of<Error>([&] { ex.run({x}); });
+  EXPECT_TRUE(test::contains(no_calls, "1 opaque node(s)")) << no_calls;
+  Doubling doubling;
+  const std::vector<at::Tensor> out = ex.run_consuming({x.clone()}, nullptr, &doubling);
+  EXPECT_EQ(doubling.calls, std::vector<size_t>{0});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_TRUE(torch::equal(out[0], x * 2));
+}
+
+TEST(Executor, AGraphWithOpaqueNodesCannotBeWritten) {
+  const std::string msg = test::error_of<Error>([] { graph_to_bytes(opaque_graph()); });
+  EXPECT_TRUE(test::contains(msg, "nodes[0] (opaque LiveNode)")) << msg;
+  EXPECT_TRUE(test::contains(msg, "a file cannot hold")) << msg;
 }
 
 }  // namespace

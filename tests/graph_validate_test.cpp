@@ -77,7 +77,7 @@ const std::vector<Case>& cases() {
       {"empty aten op", [](Graph& g) { g.nodes[4].op = g.intern(""); },
        "nodes[4].op: empty op name"},
       {"bad node kind", [](Graph& g) { g.nodes[1].kind = static_cast<NodeKind>(42); },
-       "nodes[1].kind: kind 42 out of range [0, 7)"},
+       "nodes[1].kind: kind 42 out of range [0, 8)"},
       {"accumulate arity",
        [](Graph& g) {
          test::edit_ids(g, 2, &Node::inputs,

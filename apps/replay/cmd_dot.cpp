@@ -52,6 +52,8 @@ const char* fill_of(NodeKind kind) {
       return "#f8d7da";
     case NodeKind::kAten:
       return "#e0cffc";
+    case NodeKind::kOpaque:  // never in a file; a graph handed over in process
+      return "#ffe5d0";
   }
   return "white";
 }

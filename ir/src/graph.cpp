@@ -121,6 +121,8 @@ const char* node_kind_name(NodeKind kind) {
       return "copy_slices_epilogue";
     case NodeKind::kAten:
       return "aten";
+    case NodeKind::kOpaque:
+      return "opaque";
   }
   return "unknown";
 }

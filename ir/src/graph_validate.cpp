@@ -45,6 +45,7 @@ bool input_may_be_undefined(NodeKind kind, size_t i) {
     case NodeKind::kFunctional:
     case NodeKind::kValidateOutputs:
     case NodeKind::kAccumulate:
+    case NodeKind::kOpaque:
       return true;
     case NodeKind::kAccumulateGrad:
       return i == 1;  // the grad, not the variable
@@ -71,6 +72,10 @@ void check_arity(const Graph& g, const Node& n, const FieldPath& path) {
     case NodeKind::kFunctional:
     case NodeKind::kAten:
       if (g.op(n).empty()) throw FormatError(path + ".op: empty op name");
+      break;
+    case NodeKind::kOpaque:
+      if (g.op(n).empty()) throw FormatError(path + ".op: empty node name");
+      check_count(args.size(), 0, path(".args"), "args");
       break;
     case NodeKind::kValidateOutputs:
       check_count(args.size(), 1, path(".args"), "args");
@@ -252,7 +257,7 @@ void Validator::collect_definitions() {
   for (size_t n = 0; n < g_.nodes.size(); ++n) {
     const Node& node = g_.nodes[n];
     const FieldPath path("nodes", n);
-    check_enum(node.kind, NodeKind::kAten, path(".kind"));
+    check_enum(node.kind, NodeKind::kOpaque, path(".kind"));
     if (!g_.arg_pool.holds(node.args)) {
       throw FormatError(path + ".args: range [" + std::to_string(node.args.first) + ", +" +
                         std::to_string(node.args.size) + ") of " + std::to_string(node.args.count) +

@@ -27,7 +27,7 @@ static_assert(same_value(NodeKind::kFunctional, fb::NodeKind::Functional) &&
               same_value(NodeKind::kCopySlicesPrologue, fb::NodeKind::CopySlicesPrologue) &&
               same_value(NodeKind::kCopySlicesEpilogue, fb::NodeKind::CopySlicesEpilogue) &&
               same_value(NodeKind::kAten, fb::NodeKind::Aten) &&
-              same_value(NodeKind::kAten, fb::NodeKind::MAX));
+              same_value(NodeKind::kAten, fb::NodeKind::MAX));  // kOpaque: in process only
 
 static_assert(same_value(Arg::Kind::kNone, fb::ArgKind::None) &&
               same_value(Arg::Kind::kBool, fb::ArgKind::Bool) &&

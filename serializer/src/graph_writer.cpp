@@ -113,6 +113,11 @@ Offset<fb::GraphInput> Writer::input(const GraphInput& in) {
 
 Offset<fb::Node> Writer::node(const Graph& g, size_t i) {
   const Node& n = g.nodes[i];
+  if (n.kind == NodeKind::kOpaque) {
+    throw Error(node_path(g, i) +
+                ": calls a live autograd node of this process, which a file cannot hold; a graph "
+                "with opaque nodes replays only in process (ca::CompiledBackward, ca::enable())");
+  }
   if (!g.has_name(n.op) || !g.has_name(n.overload)) {
     throw Error("nodes[" + std::to_string(i) + "]: a name id not in the graph's name table");
   }

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // trainer_corpus --program NAME --mode eager|enable: runs one program of the corpus. In enable
 // mode the program runs under one `ca::EnableGuard` (the line a user adds), and ca's counters go
-// to stderr at the end as `ca: hits=H misses=M fallbacks=F checked_hits=C`, so stdout stays
-// byte-comparable with the eager run's.
+// to stderr at the end as `ca: hits=H misses=M fallbacks=F checked_hits=C opaque=O`, so stdout
+// stays byte-comparable with the eager run's.
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -30,8 +30,11 @@ int main(int argc, char** argv) {
     on.reset();
     if (mode == "enable") {
       const ca::CompiledBackwardStats s = ca::enabled_stats();
-      std::fprintf(stderr, "ca: hits=%zu misses=%zu fallbacks=%zu checked_hits=%zu\n", s.hits,
-                   s.misses, s.eager_fallbacks, s.checked_hits);
+      std::fprintf(stderr, "ca: hits=%zu misses=%zu fallbacks=%zu checked_hits=%zu opaque=%zu\n",
+                   s.hits, s.misses, s.eager_fallbacks, s.checked_hits, s.opaque_calls);
+      if (!s.last_opaque_nodes.empty()) {
+        std::fprintf(stderr, "ca: last opaque nodes: %s\n", s.last_opaque_nodes.c_str());
+      }
       if (!s.last_fallback_reason.empty()) {
         std::fprintf(stderr, "ca: last fallback: %s\n", s.last_fallback_reason.c_str());
       }

@@ -44,5 +44,6 @@ int user_error();
 int mixed_precision();
 int cnn();
 int threads();
+int torchscript();
 
 }  // namespace trainers

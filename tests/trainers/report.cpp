@@ -53,6 +53,7 @@ const std::vector<Program>& programs() {
       {"mixed_precision", &mixed_precision},
       {"cnn", &cnn},
       {"threads", &threads},
+      {"torchscript", &torchscript},
   };
   return all;
 }

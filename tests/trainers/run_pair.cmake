@@ -4,7 +4,8 @@
 # `ca: hits=H misses=M fallbacks=F`) must show that most of its backwards replayed: at least
 # MIN_HITS hits, and more hits than misses and fallbacks together; where the program says how
 # many backwards it made and how many had a hook (`calls=N hooked=K` on stderr), the counters
-# must add up to exactly N, with K fallbacks.
+# must add up to exactly N, with no fallback and K opaque calls (each hooked node called as
+# itself, the rest of its graph replayed).
 #   cmake -DEXE=trainer_corpus -DPROGRAM=gan -DMIN_HITS=60 -P run_pair.cmake
 foreach(mode eager enable)
   execute_process(COMMAND ${EXE} --program ${PROGRAM} --mode ${mode}
@@ -48,8 +49,8 @@ if(hits LESS MIN_HITS OR NOT hits GREATER others)
                       "more hits than misses + fallbacks):\n${err_enable}")
 endif()
 # A program that reports how many backwards it made (`calls=N hooked=K` on stderr, threads do)
-# must see each of them counted once (hits + misses + fallbacks), and the K with a hook as
-# fallbacks.
+# must see each of them counted once (hits + misses + fallbacks), none of them a fallback, and
+# the K with a hook each calling its one hooked node as itself.
 if(err_enable MATCHES "calls=([0-9]+) hooked=([0-9]+)")
   set(calls ${CMAKE_MATCH_1})
   set(hooked ${CMAKE_MATCH_2})
@@ -57,9 +58,12 @@ if(err_enable MATCHES "calls=([0-9]+) hooked=([0-9]+)")
   if(NOT counted EQUAL calls)
     message(FATAL_ERROR "${PROGRAM}: ${calls} backwards made, ${counted} counted:\n${err_enable}")
   endif()
-  if(NOT fallbacks EQUAL hooked)
-    message(FATAL_ERROR "${PROGRAM}: ${hooked} backwards with a hook, ${fallbacks} fallbacks:\n"
-                        "${err_enable}")
+  if(NOT err_enable MATCHES "opaque=([0-9]+)")
+    message(FATAL_ERROR "${PROGRAM}: no opaque count in the counters:\n${err_enable}")
+  endif()
+  if(NOT fallbacks EQUAL 0 OR NOT CMAKE_MATCH_1 EQUAL hooked)
+    message(FATAL_ERROR "${PROGRAM}: ${hooked} backwards with a hook: want no fallback and "
+                        "${hooked} opaque calls:\n${err_enable}")
   endif()
 endif()
 string(STRIP "${err_enable}" stats)

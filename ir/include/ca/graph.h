@@ -72,6 +72,10 @@ enum class NodeKind : uint8_t {
   kCopySlicesPrologue,  ///< {grad} -> {result, grad_slice, grad_slice_clone}, args = {base, view}
   kCopySlicesEpilogue,  ///< {result, grad_slice, res...} -> outputs, args = {needs_input_grad}
   kAten,                ///< dispatcher op `op`.`overload`, args = full boxed stack
+  /// A live autograd node called in process (op = its name, no args): grads -> one output per
+  /// next edge. Made only by the trainer API's capture, run through the caller's
+  /// ExecutorOptions::opaque_calls; a file cannot hold one (the format ends at kAten).
+  kOpaque,
 };
 
 /// Printable name of a node kind ("functional", "validate_outputs", ...).

@@ -65,6 +65,14 @@ struct CompiledBackwardStats {
   std::string last_miss_reason;
   std::string last_fallback_reason;  ///< why the last fallback could not be captured
   size_t cached_graphs = 0;          ///< prepared graphs held now (at most the cache size)
+  /// Autograd nodes that replays called as themselves, summed over replays: opaque nodes (a
+  /// node with hooks, TorchScript's DifferentiableGraphBackward, a custom function compiled
+  /// autograd cannot hold), run as the eager engine runs them while the rest of their graph
+  /// replays.
+  size_t opaque_calls = 0;
+  /// The opaque node types of the last replayed graph that had any, each with why
+  /// ("ReluBackward0 (it has tensor pre-hooks)").
+  std::string last_opaque_nodes;
   /// With data_parallel: gradient buckets all-reduced, and of those, launched while the replay
   /// still ran (overlapped with it).
   size_t buckets_reduced = 0;

@@ -44,6 +44,23 @@ struct ExecutorOptions {
   /// fails with ExecutionError naming the node and output. Must be >= 1; the default (2^36,
   /// 68.7 G elements) is past any tensor one device holds.
   int64_t max_tensor_elements = int64_t{1} << 36;
+  /// Accept opaque nodes (NodeKind::kOpaque: live autograd nodes, in graphs the trainer API
+  /// captured in process). Each run of a graph holding one then needs an OpaqueCalls
+  /// (run_consuming's `opaque`). Without it such a graph is refused at load (FormatError naming
+  /// the node). Opaque nodes also refuse `cuda_graph` and keep CPU scalars they read on CPU.
+  bool opaque_nodes = false;
+};
+
+/// What a run calls for the graph's opaque nodes: the live autograd nodes they stand for, which
+/// the caller (the trainer API) holds for this run. Called on the running thread, in graph
+/// order, under the dispatch keys and grad mode the caller ran the replay with.
+class OpaqueCalls {
+ public:
+  virtual ~OpaqueCalls() = default;
+  /// Runs the graph's `index`-th opaque node (counting opaque nodes only, in node order) on
+  /// `grads` (one per node input; undefined where no gradient arrived) and returns one tensor
+  /// per node output. What it throws fails the run as ExecutionError naming the node.
+  virtual std::vector<at::Tensor> call(size_t index, std::vector<at::Tensor>&& grads) = 0;
 };
 
 /// What load made of the graph.
@@ -130,9 +147,11 @@ class Executor {
   /// As run(inputs, observer), consuming `inputs`: the executor then holds the only references
   /// the caller handed over, so each input is freed right after its last use, as eager backward
   /// frees saved tensors (accumulate_grad targets are kept to return their .grad). The trainer
-  /// API replays this way.
+  /// API replays this way. `opaque` runs the graph's opaque nodes; a graph that has some and
+  /// runs without it (or through run()) throws Error before any step.
   std::vector<at::Tensor> run_consuming(std::vector<at::Tensor>&& inputs,
-                                        RunObserver* observer = nullptr) const;
+                                        RunObserver* observer = nullptr,
+                                        OpaqueCalls* opaque = nullptr) const;
   /// A new frame for run(Frame&, ...).
   Frame make_frame() const;
 
@@ -151,15 +170,15 @@ class Executor {
  private:
   // Takes a pooled frame, runs, returns the frame to the pool.
   std::vector<at::Tensor> run_pooled(std::vector<at::Tensor>* consumed,
-                                     const std::vector<at::Tensor>& inputs,
-                                     RunObserver* observer) const;
+                                     const std::vector<at::Tensor>& inputs, RunObserver* observer,
+                                     OpaqueCalls* opaque) const;
   struct Impl;
   // One run in `frame`; with `consumed` (== &inputs), moves the inputs into the frame. Static:
   // the CUDA-graph replay holds it, and an Executor may move.
   static std::vector<at::Tensor> run_frame(const Impl& impl, Frame& frame,
                                            std::vector<at::Tensor>* consumed,
                                            const std::vector<at::Tensor>& inputs,
-                                           RunObserver* observer);
+                                           RunObserver* observer, OpaqueCalls* opaque = nullptr);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -123,6 +123,36 @@ variable_list record_validate(CaptureState& st, AgNode& fn, const MetadataList& 
   return validated;
 }
 
+// An opaque node: the live node itself runs at replay (with its hooks and validate_outputs, as
+// the engine's call_function runs it), so only its gradients are recorded. Each output a later
+// node reads gets a proxy shaped as that node's input metadata says (what validate_outputs
+// makes of it).
+variable_list record_opaque(CaptureState& st, AgNode& fn, const variable_list& inputs,
+                            const detail::GraphWalk& walk) {
+  std::vector<ValueId> ids;
+  ids.reserve(inputs.size());
+  for (const at::Tensor& t : inputs) ids.push_back(st.builder.id_of(t, fn.name() + " inputs"));
+  variable_list outputs(fn.num_outputs());
+  std::vector<ValueId> defined(fn.num_outputs(), kNoValue);
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    const auto& next = fn.next_edge(k);
+    if (!next.is_valid() || !walk.feeds(next.function.get())) continue;
+    const auto& md = next.function->input_metadata(next.input_nr);
+    if (md.is_nested_tensor() || md.is_tensor_subclass()) {
+      throw CaptureError("output " + std::to_string(k) +
+                         " goes to a nested tensor or tensor subclass, which capture cannot "
+                         "shape");
+    }
+    const auto dtype = md.was_default_constructed() ? std::nullopt : md.grad_dtype();
+    const c10::SymIntArrayRef shape = md.shape_as_dim_vector();
+    defined[k] =
+        st.builder.define(C10_AS_INTARRAYREF_SLOW(shape),
+                          dtype.value_or(c10::typeMetaToScalarType(md.dtype())), &outputs[k]);
+  }
+  st.builder.add_node(NodeKind::kOpaque, fn.name(), ids, {}, defined);
+  return outputs;
+}
+
 // The graph outputs: each tap's gradient, read when its node is about to run (all contributions
 // are in by then) or, for nodes that do not run, once every node has run.
 class Taps {
@@ -164,9 +194,13 @@ void trace_all(CaptureState& st, const detail::GraphWalk& walk,
     taps.before(&fn, inputs);
     variable_list outputs;
     try {
-      MetadataList metadata;
-      outputs = detail::apply_node(st.compiler, state, *st.calls[i], fn, inputs, &metadata);
-      if (!outputs.empty()) outputs = record_validate(st, fn, metadata, outputs);
+      if (walk.is_opaque(i)) {
+        outputs = record_opaque(st, fn, inputs, walk);
+      } else {
+        MetadataList metadata;
+        outputs = detail::apply_node(st.compiler, state, *st.calls[i], fn, inputs, &metadata);
+        if (!outputs.empty()) outputs = record_validate(st, fn, metadata, outputs);
+      }
       if (observe) observe("after " + node_label(fn, i));
     } catch (ca::Error& e) {
       e.add_context(node_label(fn, i) + ": ");

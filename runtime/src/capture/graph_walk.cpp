@@ -20,10 +20,11 @@ namespace {
 namespace dyn = torch::dynamo::autograd;
 using torch::autograd::variable_list;
 
-// Python-only nodes and hooks cannot run without Python: refuse them up front. `seen` holds the
-// node types already found not to be Python's (a walk meets few types, and this runs for every
-// node of every step).
-void check_capturable(AgNode& node, size_t index, std::vector<const std::type_info*>& seen) {
+// Python-only nodes cannot run without Python: refuse them up front. `seen` holds the node types
+// already found not to be Python's (a walk meets few types, and this runs for every node of
+// every step). Returns why the node can only run as itself (its hooks), or "" where capture can
+// take it.
+std::string check_capturable(AgNode& node, size_t index, std::vector<const std::type_info*>& seen) {
   const std::type_info& type = typeid(node);
   if (std::find(seen.begin(), seen.end(), &type) == seen.end()) {
     if (std::strstr(type.name(), "PyNode") != nullptr ||
@@ -37,16 +38,20 @@ void check_capturable(AgNode& node, size_t index, std::vector<const std::type_in
                      : !node.pre_hooks().empty()      ? "pre-hooks"
                      : !node.post_hooks().empty()     ? "post-hooks"
                                                       : nullptr;
-  if (hook != nullptr) {
-    throw CaptureError(node_label(node, index) + " has " + hook +
-                       ", which capture does not "
-                       "support yet; remove them or run eager backward");
-  }
+  if (hook != nullptr) return std::string("it has ") + hook;
   if (type == typeid(torch::autograd::AccumulateGrad) &&
       static_cast<const torch::autograd::AccumulateGrad&>(node).tensor_post_acc_grad_hooks() !=
           nullptr) {
-    throw CaptureError(node_label(node, index) + " has a post-accumulate-grad hook");
+    return "it has a post-accumulate-grad hook";
   }
+  return "";
+}
+
+// How much a compiler call has collected: a compiled_args that failed having collected nothing
+// left no trace, so its node can still run opaque.
+size_t collected(const dyn::AutogradCompilerCall& compiler) {
+  return compiler.tensor_args.inputs.size() + compiler.all_size_inputs.size() +
+         compiler.lifted_ivalue_args.args.size();
 }
 
 // The engine's ready-queue order (ReadyQueue::CompareNodeTaskTime on one device, one reentrant
@@ -124,6 +129,9 @@ std::vector<NodePtr> order_nodes(const NodePtr& root, NodeOrder node_order) {
 // user's terms instead of torch's "INTERNAL ASSERT FAILED".
 std::string explain_compiled_args_error(const c10::Error& e) {
   std::string what = e.what_without_backtrace();
+  if (what.find("compiled_args not implemented") != std::string::npos) {
+    return "compiled autograd cannot capture this node type (it has no compiled_args)";
+  }
   if (what.find("dirty_inputs_") != std::string::npos) {
     return "the custom function marks an input dirty (ctx->mark_dirty), which compiled autograd "
            "cannot capture";
@@ -139,9 +147,20 @@ std::string explain_compiled_args_error(const c10::Error& e) {
   return what;
 }
 
+// Whether a compiled_args failure says what compiled autograd cannot hold of this node (a type
+// without compiled_args, a custom function's mark_dirty or mark_non_differentiable), which the
+// node itself can still run, rather than a state eager refuses too (freed saved tensors).
+bool node_type_refuses(const c10::Error& e) {
+  if (dynamic_cast<const c10::NotImplementedError*>(&e) != nullptr) return true;
+  const std::string what = e.what_without_backtrace();
+  return what.find("dirty_inputs_") != std::string::npos ||
+         what.find("non_differentiable_") != std::string::npos;
+}
+
 // Pass 1, as upstream's cache-key pass: every node's compiled_args, which collects its saved
-// tensors, sizes and lifted scalars into `compiler`.
-void collect_all(GraphWalk& st, const std::vector<NodePtr>& order, bool keys) {
+// tensors, sizes and lifted scalars into `compiler`; with `opaque`, a node capture cannot take
+// is keyed by its type and edges instead (collect_opaque) and its position noted.
+void collect_all(GraphWalk& st, const std::vector<NodePtr>& order, bool keys, bool opaque) {
   if (keys) {
     st.node_keys.reserve(64 * order.size());  // a node key is a few dozen bytes
     st.node_key_ends.reserve(order.size());
@@ -149,13 +168,31 @@ void collect_all(GraphWalk& st, const std::vector<NodePtr>& order, bool keys) {
   }
   st.calls.reserve(order.size());
   for (size_t i = 0; i < order.size(); ++i) {
-    check_capturable(*order[i], i, st.capturable_types);
+    std::string why_opaque = check_capturable(*order[i], i, st.capturable_types);
+    if (!why_opaque.empty() && !opaque) {
+      throw CaptureError(node_label(*order[i], i) + ": " + why_opaque +
+                         ", which only the trainer API (ca::CompiledBackward, ca::enable()) can "
+                         "replay, calling the node itself; remove them or run eager backward");
+    }
     dyn::NodeCall& call = st.compiler.node_calls.lookup(order[i]);
     st.calls.push_back(&call);
     st.compiler.set_active_node_call_idx(i);
     try {
-      collect_node(st.compiler, call, *order[i], /*with_edges=*/true,
-                   keys ? &st.node_keys : nullptr);
+      std::string* key = keys ? &st.node_keys : nullptr;
+      if (why_opaque.empty()) {
+        const size_t before = collected(st.compiler);
+        try {
+          collect_node(st.compiler, call, *order[i], /*with_edges=*/true, key);
+        } catch (const c10::Error& e) {
+          if (!opaque || collected(st.compiler) != before || !node_type_refuses(e)) throw;
+          why_opaque = explain_compiled_args_error(e);
+        }
+      }
+      if (!why_opaque.empty()) {
+        collect_opaque(st.compiler, call, *order[i], key);
+        st.opaque.push_back(static_cast<uint32_t>(i));
+        st.opaque_reasons.push_back(std::move(why_opaque));
+      }
       if (keys) {
         // The node's own call id, as upstream collects it: in a pruned walk the position alone
         // does not say which node this is (grad() of w1, then of w2, walk look-alike chains).
@@ -215,15 +252,21 @@ void select_taps(GraphWalk& walk, const WalkTargets& targets) {
   walk.grad_outputs = walk.taps.size();
   // Retain hooks run before a node does, and on grad()'s output nodes that do not run too (the
   // engine calls their tensor pre-hooks before it reads the captured gradient).
-  std::vector<AgNode*> hooked;
-  for (const NodePtr& n : walk.order) hooked.push_back(n.get());
+  std::vector<AgNode*> hooked;  // an opaque node runs its own retain_grad hooks
+  for (size_t i = 0; i < walk.order.size(); ++i) {
+    if (!walk.is_opaque(i)) hooked.push_back(walk.order[i].get());
+  }
   if (!targets.accumulate_grad) {
     const std::unordered_set<AgNode*> ran(hooked.begin(), hooked.end());
     for (const auto& edge : targets.outputs) {
       AgNode* node = edge.is_valid() ? edge.function.get() : nullptr;
       if (node == nullptr || walk.fed.count(node) == 0 || ran.count(node) != 0) continue;
       if (std::find(hooked.begin(), hooked.end(), node) != hooked.end()) continue;
-      check_capturable(*node, hooked.size(), walk.capturable_types);
+      const std::string hooks = check_capturable(*node, hooked.size(), walk.capturable_types);
+      if (!hooks.empty()) {
+        throw CaptureError(node_label(*node, hooked.size()) + ", a grad() output: " + hooks +
+                           ", which capture does not support yet; remove them or run eager");
+      }
       hooked.push_back(node);
     }
   }
@@ -268,13 +311,13 @@ std::string node_label(const AgNode& node, size_t index) {
 }
 
 std::unique_ptr<GraphWalk> walk_from_root(NodePtr root, bool keys, const WalkTargets& targets,
-                                          NodeOrder order) {
+                                          NodeOrder order, bool opaque) {
   auto walk = std::make_unique<GraphWalk>();
   walk->root = std::move(root);
   std::vector<NodePtr> all = order_nodes(walk->root, order);
   walk->compiler.node_calls.reserve(all.size());  // every node and edge target gets a call
   select_nodes(*walk, std::move(all), targets);
-  collect_all(*walk, walk->order, keys);
+  collect_all(*walk, walk->order, keys, opaque);
   select_taps(*walk, targets);
   return walk;
 }

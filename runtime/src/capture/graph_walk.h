@@ -6,6 +6,7 @@
 
 #include <torch/csrc/dynamo/compiled_autograd.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <typeinfo>
@@ -69,6 +70,14 @@ struct GraphWalk {
   size_t grad_outputs = 0;    ///< how many of `taps` are grad() outputs
   std::string taps_key;       ///< the taps as text, for the cache key
   std::vector<const std::type_info*> capturable_types;  ///< node types found not Python's
+  /// With opaque nodes allowed: the positions in `order` of the nodes capture leaves to their
+  /// live selves (a replay calls them as the engine would), and why each is one.
+  std::vector<uint32_t> opaque;
+  std::vector<std::string> opaque_reasons;
+  /// Whether the node at `position` in `order` is opaque.
+  bool is_opaque(size_t position) const {
+    return std::binary_search(opaque.begin(), opaque.end(), static_cast<uint32_t>(position));
+  }
 };
 
 /// The engine's GraphRoot for `roots` (`grads` defaults to ones for one-element roots). Throws
@@ -76,11 +85,13 @@ struct GraphWalk {
 NodePtr make_root(const std::vector<at::Tensor>& roots, const std::vector<at::Tensor>& grads);
 
 /// Walks the graph under `root` as the engine would run it for `targets`: only the nodes that
-/// lead to a target run. Throws CaptureError for Python-only nodes, hooks other than retain_grad
-/// and nodes whose compiled_args fails, naming the node. With `keys`, records each node's cache
-/// key.
+/// lead to a target run. Throws CaptureError for Python-only nodes, naming the node. Nodes with
+/// hooks other than retain_grad, and nodes whose compiled_args fails before it collects
+/// anything, are opaque with `opaque` (GraphWalk::opaque: keyed by type and edges only) and
+/// refused (CaptureError) without. With `keys`, records each node's cache key.
 std::unique_ptr<GraphWalk> walk_from_root(NodePtr root, bool keys, const WalkTargets& targets = {},
-                                          NodeOrder order = NodeOrder::kUpstream);
+                                          NodeOrder order = NodeOrder::kUpstream,
+                                          bool opaque = false);
 
 /// "node 3 (MulBackward0)".
 std::string node_label(const AgNode& node, size_t index);

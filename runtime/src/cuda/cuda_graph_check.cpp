@@ -23,6 +23,11 @@ std::string cuda_graph_refusal(const Graph& g, const DevicePlacement& p) {
   }
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& n = g.nodes[i];
+    if (n.kind == NodeKind::kOpaque) {
+      return node_path(g, i) +
+             " calls a live autograd node, whose code a CUDA graph cannot be "
+             "trusted to hold (host work, syncs, hooks)";
+    }
     if (n.kind != NodeKind::kFunctional) continue;
     for (const OpSchema& s : g.op_schemas) {
       if (s.op == g.op(n) && s.is_custom_function) {

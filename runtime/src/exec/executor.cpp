@@ -171,8 +171,8 @@ Executor::Executor(Graph graph, ExecutorOptions options) : impl_(std::make_uniqu
     throw Error("ExecutorOptions::max_tensor_elements must be >= 1, got " +
                 std::to_string(options.max_tensor_elements));
   }
-  impl_->plan = std::make_unique<detail::Plan>(detail::build_plan(detail::verify(
-      std::move(graph), options.allow_version_mismatch, options.max_tensor_elements)));
+  impl_->plan =
+      std::make_unique<detail::Plan>(detail::build_plan(detail::verify(std::move(graph), options)));
   const detail::Plan& plan = *impl_->plan;
   ExecutorStats& st = impl_->stats;
   st.nodes = plan.graph.nodes.size();
@@ -220,17 +220,17 @@ Frame Executor::make_frame() const { return Frame(std::make_unique<Frame::State>
 
 std::vector<at::Tensor> Executor::run(const std::vector<at::Tensor>& inputs,
                                       RunObserver* observer) const {
-  return run_pooled(nullptr, inputs, observer);
+  return run_pooled(nullptr, inputs, observer, nullptr);
 }
 
 std::vector<at::Tensor> Executor::run_consuming(std::vector<at::Tensor>&& inputs,
-                                                RunObserver* observer) const {
-  return run_pooled(&inputs, inputs, observer);
+                                                RunObserver* observer, OpaqueCalls* opaque) const {
+  return run_pooled(&inputs, inputs, observer, opaque);
 }
 
 std::vector<at::Tensor> Executor::run_pooled(std::vector<at::Tensor>* consumed,
                                              const std::vector<at::Tensor>& inputs,
-                                             RunObserver* observer) const {
+                                             RunObserver* observer, OpaqueCalls* opaque) const {
   if (impl_->cuda_graph) {
     std::lock_guard<std::mutex> lock(impl_->cuda_graph_mutex);
     return impl_->cuda_graph->run(inputs);
@@ -246,7 +246,7 @@ std::vector<at::Tensor> Executor::run_pooled(std::vector<at::Tensor>* consumed,
   if (!frame) frame.emplace(make_frame());
   std::vector<at::Tensor> out;
   try {
-    out = run_frame(*impl_, *frame, consumed, inputs, observer);
+    out = run_frame(*impl_, *frame, consumed, inputs, observer, opaque);
   } catch (...) {
     frame->release();
     throw;
@@ -268,11 +268,16 @@ std::vector<at::Tensor> Executor::run(Frame& frame, const std::vector<at::Tensor
 std::vector<at::Tensor> Executor::run_frame(const Impl& impl, Frame& frame,
                                             std::vector<at::Tensor>* consumed,
                                             const std::vector<at::Tensor>& inputs,
-                                            RunObserver* observer) {
+                                            RunObserver* observer, OpaqueCalls* opaque) {
   const detail::Plan& plan = *impl.plan;
   const Graph& g = plan.graph;
   if (frame.state_ == nullptr || frame.state_->plan != &plan) {
     throw Error("run: the frame was made by another Executor (use this one's make_frame())");
+  }
+  if (plan.opaque_nodes > 0 && opaque == nullptr) {
+    throw Error("run: the graph has " + std::to_string(plan.opaque_nodes) +
+                " opaque node(s), live autograd nodes only their owner can call; replay it "
+                "through run_consuming with an OpaqueCalls");
   }
   if (inputs.size() != g.inputs.size()) {
     throw InputError("expected " + std::to_string(g.inputs.size()) + " inputs, got " +
@@ -281,7 +286,7 @@ std::vector<at::Tensor> Executor::run_frame(const Impl& impl, Frame& frame,
   if (impl.placement && needs_move(*impl.placement, inputs)) {
     std::vector<at::Tensor> moved = moved_inputs(*impl.placement, inputs);
     if (consumed != nullptr) consumed->clear();  // the copies are the executor's own
-    return run_frame(impl, frame, consumed == nullptr ? nullptr : &moved, moved, observer);
+    return run_frame(impl, frame, consumed == nullptr ? nullptr : &moved, moved, observer, opaque);
   }
   for (size_t k = 0; k < inputs.size(); ++k) check_input(g.inputs[k], k, inputs[k]);
   Frame::State& f = *frame.state_;
@@ -302,7 +307,7 @@ std::vector<at::Tensor> Executor::run_frame(const Impl& impl, Frame& frame,
   // that a replay without a profiler pays one check, not one per step. A profiler started in
   // the middle of a run sees the steps of the next run.
   const detail::RunContext run{observer, plan.max_tensor_elements, at::hasCallbacks(),
-                               &below_autograd};
+                               &below_autograd, opaque};
   size_t i = 0;
   try {
     for (; i < plan.steps.size(); ++i) {

@@ -37,6 +37,7 @@ struct RunContext {
   /// RecordFunction scope named step.trace_name.
   bool traced = false;
   const BelowAutograd* dispatch = nullptr;  ///< the run's; never null during a run
+  OpaqueCalls* opaque = nullptr;            ///< never null in a run of a plan with opaque steps
 };
 
 /// Runs one step on `frame`.

@@ -167,6 +167,7 @@ struct StepRunner {
   RunObserver* obs;
   int64_t max_elements;
   const BelowAutograd& dispatch;
+  OpaqueCalls* opaque;
 
   void operator()(const CallStep& c) const {
     variable_list out;
@@ -273,6 +274,21 @@ struct StepRunner {
         [&variable_grad](at::Tensor&& update) { variable_grad = std::move(update); });
   }
 
+  // A live node runs user code (hooks, a TorchScript graph, a reentrant backward) under the
+  // caller's keys, as a custom function does.
+  void operator()(const OpaqueStep& o) const {
+    gather(s, f);
+    variable_list out;
+    {
+      const c10::impl::ForceDispatchKeyGuard caller(dispatch.caller_keys());
+      OpScope scope(obs, s.node);
+      out = opaque->call(o.index, std::move(f.grads));
+    }
+    f.grads.clear();
+    for (size_t k = 0; k < out.size(); ++k) check_elements(out[k], k);
+    scatter(s, out, f.values);
+  }
+
   void operator()(const BoxedGeometry& p) const { (*this)(*p); }
   void operator()(const CopySlicesGeometry& p) const;
   void operator()(const CopySlicesFlags& p) const;
@@ -341,7 +357,8 @@ void StepRunner::operator()(const CopySlicesFlags& p) const {
 }  // namespace
 
 void run_step(const Step& step, size_t index, Frame::State& frame, const RunContext& run) {
-  const StepRunner runner{step, index, frame, run.observer, run.max_elements, *run.dispatch};
+  const StepRunner runner{step,          index,     frame, run.observer, run.max_elements,
+                          *run.dispatch, run.opaque};
   // One profiler event per step, as eager's engine opens one per node.
   auto callbacks =
       run.traced ? at::getStepCallbacksUnlessEmpty(at::RecordScope::FUNCTION) : std::nullopt;

@@ -36,10 +36,24 @@ void check_output_counts(const Graph& g) {
   }
 }
 
+// An opaque node calls a live autograd node only the trainer API that captured it holds.
+void refuse_opaque_nodes(const Graph& g) {
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (g.nodes[i].kind == NodeKind::kOpaque) {
+      throw FormatError(node_path(g, i) +
+                        ": an opaque node (a live autograd node of the process that captured "
+                        "it) in a graph loaded without ExecutorOptions::opaque_nodes");
+    }
+  }
+}
+
 }  // namespace
 
-VerifiedGraph verify(Graph graph, bool allow_version_mismatch, int64_t max_tensor_elements) {
+VerifiedGraph verify(Graph graph, const ExecutorOptions& options) {
   validate_graph(graph);
+  if (!options.opaque_nodes) refuse_opaque_nodes(graph);
+  const bool allow_version_mismatch = options.allow_version_mismatch;
+  const int64_t max_tensor_elements = options.max_tensor_elements;
   VerifiedGraph v;
   v.bound = bind_ops(graph, allow_version_mismatch, max_tensor_elements, &v.schemas);
   check_unneeded_outputs(graph, v.bound);

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "ca/executor.h"
 #include "ca/graph.h"
 #include "load/op_binding.h"
 #include "load/schema_compat.h"
@@ -23,16 +24,16 @@ class VerifiedGraph {
 
  private:
   VerifiedGraph() = default;
-  friend VerifiedGraph verify(Graph graph, bool allow_version_mismatch,
-                              int64_t max_tensor_elements);
+  friend VerifiedGraph verify(Graph graph, const ExecutorOptions& options);
 };
 
 /// Checks `graph` in the order that names the deepest cause first: its structure
 /// (validate_graph), its op schemas against this torch's, each node's op and packed args
 /// (bind_ops, with the load-time op rules), then what the nodes declare against each other
 /// (outputs an op never computes, output counts). Throws FormatError, OpNotFoundError or
-/// VersionError (unless `allow_version_mismatch`) naming the node and the expectation; saved
-/// sizes of more than `max_tensor_elements` elements are refused (ExecutorOptions' limit).
-VerifiedGraph verify(Graph graph, bool allow_version_mismatch, int64_t max_tensor_elements);
+/// VersionError (unless `options.allow_version_mismatch`) naming the node and the expectation;
+/// saved sizes of more than `options.max_tensor_elements` elements are refused, and opaque nodes
+/// unless `options.opaque_nodes`.
+VerifiedGraph verify(Graph graph, const ExecutorOptions& options);
 
 }  // namespace ca::detail

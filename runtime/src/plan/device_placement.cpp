@@ -65,6 +65,8 @@ std::string blocker(const Graph& g, size_t i, bool home_is_cuda) {
       // A CPU parameter of a CUDA graph keeps its .grad on CPU; a graph recorded on CPU moves
       // as a whole, as model.to(device) would.
       return home_is_cuda ? "a CPU parameter whose .grad " + node_path(g, i) + " writes" : "";
+    case NodeKind::kOpaque:
+      return "read by " + node_path(g, i) + ", a live autograd node";
     default:
       return "";
   }

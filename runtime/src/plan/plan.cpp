@@ -19,6 +19,7 @@ std::string trace_name(const Graph& g, const Node& n) {
   static const std::string kEngine = "autograd::engine::evaluate_function: ";
   switch (n.kind) {
     case NodeKind::kFunctional:
+    case NodeKind::kOpaque:  // the live node itself: eager's own scope name
       return kEngine + std::string(g.op(n));
     case NodeKind::kAccumulateGrad:
       return kEngine + "torch::autograd::AccumulateGrad";
@@ -104,6 +105,9 @@ class Planner {
         break;
       case NodeKind::kCopySlicesEpilogue:
         s.payload = std::move(std::get<CopySlicesFlags>(bound));
+        break;
+      case NodeKind::kOpaque:
+        s.payload = OpaqueStep{static_cast<uint32_t>(plan_.opaque_nodes++)};
         break;
     }
     return s;
@@ -258,7 +262,9 @@ void mark_untracked_views(Plan& plan, const std::vector<OutputSharing>& sharing)
       for (ValueId v : reads_of(*it)) raise(v, out);
       continue;
     }
-    Reach in = call != nullptr ? Reach::kVisible : out;
+    // Custom functions, aten calls and live nodes hand what they read to user code and kernels.
+    const bool foreign = call != nullptr || std::holds_alternative<OpaqueStep>(it->payload);
+    Reach in = foreign ? Reach::kVisible : out;
     if (std::holds_alternative<AccumulateGradStep>(it->payload)) in = std::max(in, Reach::kVersion);
     for (ValueId v : reads_of(*it)) raise(v, in);
   }

@@ -64,8 +64,13 @@ struct AccumulateGradStep {
   bool steal = false;  ///< the grad is dead after this step: AccumulateGrad may steal it
 };
 
+/// A live autograd node, called through the run's OpaqueCalls.
+struct OpaqueStep {
+  uint32_t index = 0;  ///< its rank among the graph's opaque nodes (OpaqueCalls::call)
+};
+
 using StepPayload = std::variant<CallStep, ValidateStep, AccumulateStep, AccumulateGradStep,
-                                 BoxedGeometry, CopySlicesFlags>;
+                                 BoxedGeometry, CopySlicesFlags, OpaqueStep>;
 
 /// validate_outputs / copy_slices_prologue args that hold symbolic sizes (graphs exported with
 /// dynamic shapes), value ids mapped: the payload is rebound from them on each run.
@@ -112,6 +117,7 @@ struct Plan {
   std::vector<ValueId> outputs;                 ///< graph outputs after aliasing
   std::vector<ValueId> input_frees;             ///< inputs no step reads
   std::vector<size_t> grad_targets;             ///< graph inputs that accumulate_grad writes
+  size_t opaque_nodes = 0;  ///< OpaqueStep count (ExecutorOptions::opaque_nodes)
   PlanStats stats;
   int64_t max_tensor_elements = 0;  ///< ExecutorOptions::max_tensor_elements
 };

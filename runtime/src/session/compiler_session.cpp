@@ -251,6 +251,18 @@ void collect_node(dyn::AutogradCompilerCall& compiler, dyn::NodeCall& call,
   }
 }
 
+void collect_opaque(dyn::AutogradCompilerCall& compiler, dyn::NodeCall& call,
+                    torch::autograd::Node& node, std::string* key) {
+  dyn::CompiledNodeArgs args(compiler, call);
+  args.collect(node.next_edges());
+  if (key == nullptr) return;
+  append_grad_dtypes(node, *key);
+  // Its input count too: its replay step has one input per node input.
+  const uintptr_t marks[] = {0, reinterpret_cast<uintptr_t>(&typeid(node)), node.num_inputs()};
+  key->append(reinterpret_cast<const char*>(marks), sizeof marks);
+  key->append(reinterpret_cast<const char*>(args.key().key), args.*key_size_member());
+}
+
 variable_list apply_node(dyn::AutogradCompilerCall& compiler, dyn::TraceState& state,
                          dyn::NodeCall& call, torch::autograd::Node& node,
                          const variable_list& grads, EdgeMetadata* edge_metadata) {

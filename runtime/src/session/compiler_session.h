@@ -64,6 +64,13 @@ class CompilerSession {
 void collect_node(dyn::AutogradCompilerCall& compiler, dyn::NodeCall& call,
                   torch::autograd::Node& node, bool with_edges, std::string* key = nullptr);
 
+/// Pass 1 for a node capture leaves to itself (an opaque node): nothing of its own state, only
+/// its next edges' metadata, which is what its replay step depends on. With `key`, appends a key
+/// no collect_node key can equal (a zero where those hold the type), then the type and those
+/// bytes.
+void collect_opaque(dyn::AutogradCompilerCall& compiler, dyn::NodeCall& call,
+                    torch::autograd::Node& node, std::string* key = nullptr);
+
 /// validate_outputs metadata of a node's next edges, packed as upstream packs it.
 using EdgeMetadata = std::vector<std::optional<torch::autograd::InputMetadata>>;
 

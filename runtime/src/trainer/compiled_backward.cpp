@@ -12,6 +12,7 @@
 #include "distributed/grad_reducer.h"
 #include "trainer/backward_access.h"
 #include "trainer/graph_cache.h"
+#include "trainer/live_nodes.h"
 #include "trainer/step_check.h"
 #include "trainer/step_counters.h"
 #include "trainer/step_key.h"
@@ -203,7 +204,7 @@ std::vector<at::Tensor> BackwardAccess::step(CompiledBackward& cb, const RootFn&
   std::vector<at::Tensor> inputs = std::move(checked.inputs);
   if (!entry) {
     try {
-      walk = walk_from_root(root, /*keys=*/true, targets, NodeOrder::kEager);
+      walk = walk_from_root(root, /*keys=*/true, targets, NodeOrder::kEager, /*opaque=*/true);
     } catch (const CaptureError& e) {
       if (s.options.strict) throw;
       return fall_back(e.what());
@@ -220,9 +221,13 @@ std::vector<at::Tensor> BackwardAccess::step(CompiledBackward& cb, const RootFn&
       try {
         CaptureResult cap = capture_walk(*walk);
         std::string reason = s.cache->miss_reason(key);
-        auto made = std::make_shared<CacheEntry>(
-            hash, std::move(key), Executor(std::move(cap.graph), s.options.executor));
+        ExecutorOptions executor_options = s.options.executor;
+        executor_options.opaque_nodes = true;  // LiveNodes calls them
+        auto made = std::make_shared<CacheEntry>(hash, std::move(key),
+                                                 Executor(std::move(cap.graph), executor_options));
         if (s.reducer) made->grad_writes = grad_writes(made->executor);
+        made->opaque_nodes = walk->opaque.size();
+        made->opaque_description = describe_opaque(*walk);
         made->check = StepCheck::record(*walk, walk->compiler.tensor_args.inputs, made->key);
         s.cache->insert(made);
         entry = std::move(made);
@@ -236,10 +241,21 @@ std::vector<at::Tensor> BackwardAccess::step(CompiledBackward& cb, const RootFn&
     walk->compiler.tensor_args.inputs.clear();  // the replay's own references are in `inputs`
   }
   // Without retain_graph the executor holds the only references to the saved tensors, so each is
-  // freed at its last use, as eager backward frees them.
+  // freed at its last use, as eager backward frees them. An opaque node needs its own until it
+  // has run (LiveNodes releases them then).
+  const std::vector<NodePtr>& order = walk ? walk->order : checked.order;
+  const std::vector<uint32_t> no_opaque;
+  const std::vector<uint32_t>& opaque = walk ? walk->opaque : no_opaque;
   if (!options.retain_graph) {
-    for (const NodePtr& fn : walk ? walk->order : checked.order) fn->release_variables();
+    for (size_t i = 0, next = 0; i < order.size(); ++i) {
+      if (next < opaque.size() && opaque[next] == i) {
+        ++next;
+      } else {
+        order[i]->release_variables();
+      }
+    }
   }
+  LiveNodes live(order, opaque, options.retain_graph);
   // The replay returns the tapped gradients (grad() outputs, then retain_grad's), then .grads.
   GradReducer* reducer = writes_grads ? s.reducer.get() : nullptr;
   RunObserver* observer = nullptr;
@@ -250,15 +266,17 @@ std::vector<at::Tensor> BackwardAccess::step(CompiledBackward& cb, const RootFn&
   }
   std::vector<at::Tensor> out;
   try {
-    out = entry->executor.run_consuming(std::move(inputs), observer);
+    out = entry->executor.run_consuming(std::move(inputs), observer, &live);
   } catch (...) {
     if (reducer != nullptr) reducer->abandon();
+    if (live.error()) std::rethrow_exception(live.error());  // a hook's own, as eager gives it
     throw;
   }
   if (reducer != nullptr) {
     reducer->finish();
     s.note_reduced();
   }
+  s.counters.opaque(entry->opaque_nodes, entry->opaque_description);
   if (walk) {  // a checked step has no taps (StepCheck::record)
     run_retain_hooks(*walk, out);
     out.erase(out.begin() + static_cast<std::ptrdiff_t>(walk->grad_outputs),

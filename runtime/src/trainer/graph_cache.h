@@ -30,6 +30,8 @@ struct CacheEntry {
   Executor executor;
   std::vector<GradWrite> grad_writes;          ///< with data_parallel: where .grads are written
   std::unique_ptr<const StepCheck> check;      ///< null: every step walks (StepCheck::record)
+  size_t opaque_nodes = 0;                     ///< live nodes each replay calls (LiveNodes)
+  std::string opaque_description;              ///< their types and why (describe_opaque)
   mutable std::atomic<uint64_t> last_used{0};  ///< the cache's clock at its last use
 };
 

@@ -57,7 +57,7 @@ bool StepCheck::read(const std::vector<NodePtr>& live, StepTensors& tensors,
 std::unique_ptr<const StepCheck> StepCheck::record(const GraphWalk& walk,
                                                    const std::vector<at::Tensor>& inputs,
                                                    const StepKey& key) {
-  if (walk.pruned || !walk.taps.empty()) return nullptr;
+  if (walk.pruned || !walk.taps.empty() || !walk.opaque.empty()) return nullptr;
   const std::vector<NodePtr>& order = walk.order;
   std::unique_ptr<StepCheck> check(new StepCheck());
   ska::flat_hash_map<const AgNode*, int32_t> position;

@@ -24,9 +24,10 @@ class StepCheck {
  public:
   /// The check of the graph `walk` was captured from, whose replay inputs are `inputs` (the
   /// walk's own, before they are moved) and whose key is `key`; null where the graph cannot be
-  /// checked this way (a node type without a reader, a retain_grad hook, a pruned grad()/inputs=
-  /// walk, a saved variable with hooks) or where the readers do not find what the walk found
-  /// (the same inputs, with the key's metadata): such a graph takes the full walk every step.
+  /// checked this way (a node type without a reader, a retain_grad hook, an opaque node, a pruned
+  /// grad()/inputs= walk, a saved variable with hooks) or where the readers do not find what the
+  /// walk found (the same inputs, with the key's metadata): such a graph takes the full walk every
+  /// step.
   static std::unique_ptr<const StepCheck> record(const GraphWalk& walk,
                                                  const std::vector<at::Tensor>& inputs,
                                                  const StepKey& key);

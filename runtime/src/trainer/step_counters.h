@@ -20,6 +20,8 @@ class StepCounters {
     if (checked) checked_hits_.fetch_add(1, std::memory_order_relaxed);
   }
   void miss(std::string reason);
+  /// A replay that called `calls` opaque nodes, of the types `nodes` describes.
+  void opaque(size_t calls, const std::string& nodes);
   void fall_back(std::string reason);
   /// With data_parallel: the reducer's totals after a step.
   void reduced(size_t buckets, size_t overlapped);
@@ -28,9 +30,9 @@ class StepCounters {
 
  private:
   std::atomic<size_t> hits_{0}, checked_hits_{0}, misses_{0}, fallbacks_{0}, reduced_{0},
-      overlapped_{0};
+      overlapped_{0}, opaque_calls_{0};
   mutable std::mutex reasons_mutex_;
-  std::string last_miss_reason_, last_fallback_reason_;
+  std::string last_miss_reason_, last_fallback_reason_, last_opaque_nodes_;
 };
 
 }  // namespace ca::detail

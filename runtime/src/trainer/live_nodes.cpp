@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "trainer/live_nodes.h"
+
+#include <torch/csrc/autograd/engine.h>
+
+#include <algorithm>
+
+namespace ca::detail {
+
+std::vector<at::Tensor> LiveNodes::call(size_t index, std::vector<at::Tensor>&& grads) {
+  AgNode& fn = *order_.at(positions_.at(index));
+  try {
+    return run(fn, std::move(grads));
+  } catch (...) {
+    error_ = std::current_exception();
+    throw;
+  }
+}
+
+std::vector<at::Tensor> LiveNodes::run(AgNode& fn, std::vector<at::Tensor>&& grads) const {
+  torch::autograd::variable_list inputs = std::move(grads);
+  for (const auto& hook : fn.tensor_pre_hooks()) inputs = (*hook)(inputs);
+  for (const auto& [slot, hook] : fn.retains_grad_hooks()) inputs = (*hook)(inputs);
+  for (const auto& hook : fn.pre_hooks()) inputs = (*hook)(inputs);
+  if (!keep_graph_) fn.will_release_variables();
+  const bool has_post_hooks = !fn.post_hooks().empty();
+  // Post-hooks see the node's inputs: keep them where a hook will read them.
+  torch::autograd::variable_list outputs =
+      has_post_hooks ? fn(torch::autograd::variable_list(inputs)) : fn(std::move(inputs));
+  torch::autograd::validate_outputs(fn.next_edges(), outputs, [&fn](const std::string& msg) {
+    return "Function " + fn.name() + " returned an " + msg;
+  });
+  for (const auto& hook : fn.post_hooks()) {
+    outputs = has_post_hooks ? (*hook)(outputs, inputs) : (*hook)(outputs, {});
+  }
+  if (!keep_graph_) fn.release_variables();
+  return outputs;
+}
+
+std::string describe_opaque(const GraphWalk& walk) {
+  std::vector<std::string> seen;
+  std::string out;
+  for (size_t k = 0; k < walk.opaque.size(); ++k) {
+    std::string one = walk.order[walk.opaque[k]]->name() + " (" + walk.opaque_reasons[k] + ")";
+    if (std::find(seen.begin(), seen.end(), one) != seen.end()) continue;
+    out += (out.empty() ? "" : ", ") + one;
+    seen.push_back(std::move(one));
+  }
+  return out;
+}
+
+}  // namespace ca::detail
