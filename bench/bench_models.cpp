@@ -44,6 +44,29 @@ BenchModel transformer_block() {
 
 }  // namespace
 
+// The same MLP with a hook that only records on its middle activation: that activation's node
+// runs as itself (an opaque call), the rest replays.
+BenchModel deep_narrow_mlp_hooked() {
+  std::vector<nn::Linear> layers;
+  std::vector<at::Tensor> params;
+  for (int i = 0; i < 32; ++i) {
+    layers.emplace_back(32, 32);
+    for (const at::Tensor& p : layers.back()->parameters()) params.push_back(p);
+  }
+  auto x = torch::randn({8, 32});
+  auto seen = std::make_shared<double>(0);
+  auto forward = [layers, x, seen]() mutable {
+    at::Tensor h = x;
+    for (size_t i = 0; i < layers.size(); ++i) {
+      h = torch::tanh(layers[i]->forward(h));
+      if (i == layers.size() / 2)
+        h.register_hook([seen](const at::Tensor& g) { *seen += g.numel(); });
+    }
+    return h.pow(2).mean();
+  };
+  return {"deep_narrow_mlp_hooked", forward, params};
+}
+
 std::vector<BenchModel> bench_models() { return {deep_narrow_mlp(), cnn(), transformer_block()}; }
 
 void register_per_model(const std::string& prefix,

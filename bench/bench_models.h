@@ -23,6 +23,9 @@ std::vector<BenchModel> bench_models();
 /// The traced GPT-2 that make_gpt2.py writes at build time (gpt2_bench.cpp; trainer_bench only),
 /// loaded on its first forward, with TorchScript's profiling executor off.
 BenchModel gpt2_torchscript();
+/// deep_narrow_mlp with a recording hook on its middle activation (trainer API only: capture
+/// refuses hooks).
+BenchModel deep_narrow_mlp_hooked();
 
 /// Registers `fn` for `model` as "<prefix>/<model>" (manual time, microseconds).
 void register_model(const std::string& prefix, void (*fn)(benchmark::State&, const BenchModel&),

@@ -32,7 +32,7 @@ void BM_TrainerStep(benchmark::State& state, const BenchModel& model) {
   {
     const at::Tensor loss = model.forward();
     auto walk = detail::walk_from_root(detail::make_root({loss}, {}), /*keys=*/true, {},
-                                       detail::NodeOrder::kEager);
+                                       detail::NodeOrder::kEager, /*opaque=*/true);
     const detail::StepKey key = detail::step_key(*walk, "");
     check = detail::StepCheck::record(*walk, walk->compiler.tensor_args.inputs, key);
   }
@@ -47,7 +47,7 @@ void BM_TrainerStep(benchmark::State& state, const BenchModel& model) {
     start = Clock::now();
     {
       auto walk = detail::walk_from_root(detail::make_root({loss}, {}), /*keys=*/true, {},
-                                         detail::NodeOrder::kEager);
+                                         detail::NodeOrder::kEager, /*opaque=*/true);
       benchmark::DoNotOptimize(detail::step_key(*walk, "").hash());
     }
     walk_key += seconds_since(start);
@@ -73,9 +73,12 @@ void BM_TrainerStep(benchmark::State& state, const BenchModel& model) {
   state.counters["check_frac"] = check ? checking / eager : -1;  // -1: the graph is not checkable
   state.counters["misses"] = static_cast<double>(cb.stats().misses);
   state.counters["checked_hits"] = static_cast<double>(cb.stats().checked_hits);
+  state.counters["opaque_calls"] = static_cast<double>(cb.stats().opaque_calls);
+  state.counters["fallbacks"] = static_cast<double>(cb.stats().eager_fallbacks);
 }
 
 const bool kRegistered = (register_per_model("trainer_step", BM_TrainerStep),
+                          register_model("trainer_step", BM_TrainerStep, deep_narrow_mlp_hooked()),
                           register_model("trainer_step", BM_TrainerStep, gpt2_torchscript()), true);
 
 }  // namespace

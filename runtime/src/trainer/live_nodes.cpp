@@ -6,6 +6,15 @@
 #include <algorithm>
 
 namespace ca::detail {
+namespace {
+
+void validate(const AgNode& fn, torch::autograd::variable_list& outputs) {
+  torch::autograd::validate_outputs(fn.next_edges(), outputs, [&fn](const std::string& msg) {
+    return "Function " + fn.name() + " returned an " + msg;
+  });
+}
+
+}  // namespace
 
 std::vector<at::Tensor> LiveNodes::call(size_t index, std::vector<at::Tensor>&& grads) {
   AgNode& fn = *order_.at(positions_.at(index));
@@ -23,16 +32,18 @@ std::vector<at::Tensor> LiveNodes::run(AgNode& fn, std::vector<at::Tensor>&& gra
   for (const auto& [slot, hook] : fn.retains_grad_hooks()) inputs = (*hook)(inputs);
   for (const auto& hook : fn.pre_hooks()) inputs = (*hook)(inputs);
   if (!keep_graph_) fn.will_release_variables();
-  const bool has_post_hooks = !fn.post_hooks().empty();
-  // Post-hooks see the node's inputs: keep them where a hook will read them.
-  torch::autograd::variable_list outputs =
-      has_post_hooks ? fn(torch::autograd::variable_list(inputs)) : fn(std::move(inputs));
-  torch::autograd::validate_outputs(fn.next_edges(), outputs, [&fn](const std::string& msg) {
-    return "Function " + fn.name() + " returned an " + msg;
-  });
-  for (const auto& hook : fn.post_hooks()) {
-    outputs = has_post_hooks ? (*hook)(outputs, inputs) : (*hook)(outputs, {});
+  if (fn.post_hooks().empty()) {
+    torch::autograd::variable_list outputs = fn(std::move(inputs));
+    validate(fn, outputs);
+    // A post-hook a node adds while it runs sees no inputs (they were moved into the node).
+    for (const auto& hook : fn.post_hooks()) outputs = (*hook)(outputs, {});
+    if (!keep_graph_) fn.release_variables();
+    return outputs;
   }
+  // Post-hooks see the node's inputs: it gets a copy of the list.
+  torch::autograd::variable_list outputs = fn(torch::autograd::variable_list(inputs));
+  validate(fn, outputs);
+  for (const auto& hook : fn.post_hooks()) outputs = (*hook)(outputs, inputs);
   if (!keep_graph_) fn.release_variables();
   return outputs;
 }
