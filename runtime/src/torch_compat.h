@@ -13,6 +13,7 @@
 #include <torch/version.h>
 
 #include <memory>
+#include <optional>
 #include <utility>
 
 #if TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR < 13
@@ -62,5 +63,12 @@ class CompilerInterfaceBase : public torch::dynamo::autograd::PyCompilerInterfac
   }
 #endif
 };
+
+/// The dtype validate_outputs casts a gradient for this edge target to: its grad_dtype, unset
+/// where the metadata was default-constructed (an edge no gradient is checked against). The step
+/// key, the steady-state check and capture's opaque outputs all read it through here.
+inline std::optional<at::ScalarType> edge_grad_dtype(const torch::autograd::InputMetadata& m) {
+  return m.was_default_constructed() ? std::nullopt : m.grad_dtype();
+}
 
 }  // namespace ca::compat

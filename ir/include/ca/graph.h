@@ -73,8 +73,8 @@ enum class NodeKind : uint8_t {
   kCopySlicesEpilogue,  ///< {result, grad_slice, res...} -> outputs, args = {needs_input_grad}
   kAten,                ///< dispatcher op `op`.`overload`, args = full boxed stack
   /// A live autograd node called in process (op = its name, no args): grads -> one output per
-  /// next edge. Made only by the trainer API's capture, run through the caller's
-  /// ExecutorOptions::opaque_calls; a file cannot hold one (the format ends at kAten).
+  /// next edge. Made only by the trainer API's capture, loaded with ExecutorOptions::opaque_nodes
+  /// and run through the caller's OpaqueCalls; a file cannot hold one (the format ends at kAten).
   kOpaque,
 };
 

@@ -21,6 +21,7 @@
 #include "capture/recorder.h"
 #include "check.h"
 #include "session/compiler_session.h"
+#include "torch_compat.h"
 
 namespace ca {
 namespace {
@@ -143,7 +144,7 @@ variable_list record_opaque(CaptureState& st, AgNode& fn, const variable_list& i
                          " goes to a nested tensor or tensor subclass, which capture cannot "
                          "shape");
     }
-    const auto dtype = md.was_default_constructed() ? std::nullopt : md.grad_dtype();
+    const auto dtype = compat::edge_grad_dtype(md);
     const c10::SymIntArrayRef shape = md.shape_as_dim_vector();
     defined[k] =
         st.builder.define(C10_AS_INTARRAYREF_SLOW(shape),

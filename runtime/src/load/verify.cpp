@@ -52,14 +52,13 @@ void refuse_opaque_nodes(const Graph& g) {
 VerifiedGraph verify(Graph graph, const ExecutorOptions& options) {
   validate_graph(graph);
   if (!options.opaque_nodes) refuse_opaque_nodes(graph);
-  const bool allow_version_mismatch = options.allow_version_mismatch;
-  const int64_t max_tensor_elements = options.max_tensor_elements;
   VerifiedGraph v;
-  v.bound = bind_ops(graph, allow_version_mismatch, max_tensor_elements, &v.schemas);
+  v.bound =
+      bind_ops(graph, options.allow_version_mismatch, options.max_tensor_elements, &v.schemas);
   check_unneeded_outputs(graph, v.bound);
   check_output_counts(graph);
   v.graph = std::move(graph);
-  v.max_tensor_elements = max_tensor_elements;
+  v.max_tensor_elements = options.max_tensor_elements;
   return v;
 }
 

@@ -225,7 +225,7 @@ void append_grad_dtypes(const torch::autograd::Node& node, std::string& key) {
   for (const torch::autograd::Edge& e : node.next_edges()) {
     if (!e.is_valid()) continue;
     const auto& md = e.function->input_metadata(e.input_nr);
-    const auto dtype = md.was_default_constructed() ? std::nullopt : md.grad_dtype();
+    const auto dtype = compat::edge_grad_dtype(md);
     key.push_back(dtype ? static_cast<char>(*dtype) : '\xff');
   }
 }

@@ -243,19 +243,15 @@ std::vector<at::Tensor> BackwardAccess::step(CompiledBackward& cb, const RootFn&
   // Without retain_graph the executor holds the only references to the saved tensors, so each is
   // freed at its last use, as eager backward frees them. An opaque node needs its own until it
   // has run (LiveNodes releases them then).
+  // A checked step has no opaque node (StepCheck::record).
   const std::vector<NodePtr>& order = walk ? walk->order : checked.order;
-  const std::vector<uint32_t> no_opaque;
-  const std::vector<uint32_t>& opaque = walk ? walk->opaque : no_opaque;
   if (!options.retain_graph) {
-    for (size_t i = 0, next = 0; i < order.size(); ++i) {
-      if (next < opaque.size() && opaque[next] == i) {
-        ++next;
-      } else {
-        order[i]->release_variables();
-      }
+    for (size_t i = 0; i < order.size(); ++i) {
+      if (!walk || !walk->is_opaque(i)) order[i]->release_variables();
     }
   }
-  LiveNodes live(order, opaque, options.retain_graph);
+  const std::vector<uint32_t> no_opaque;
+  LiveNodes live(order, walk ? walk->opaque : no_opaque, options.retain_graph);
   // The replay returns the tapped gradients (grad() outputs, then retain_grad's), then .grads.
   GradReducer* reducer = writes_grads ? s.reducer.get() : nullptr;
   RunObserver* observer = nullptr;

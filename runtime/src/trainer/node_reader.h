@@ -145,9 +145,7 @@ class NodeReader {
     const auto& shape = m.shape_as_dim_vector();
     collect(c10::SymIntArrayRef(shape));
     // Beyond upstream's collection, as the step key (compiler_session.cpp's append_grad_dtypes).
-    const std::optional<at::ScalarType> grad_dtype =
-        m.was_default_constructed() ? std::nullopt : m.grad_dtype();
-    collect(grad_dtype);
+    collect(compat::edge_grad_dtype(m));
   }
 
   template <class T>
