@@ -16,6 +16,8 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "ca/compiled_backward.h"
 #include "distributed/grad_buckets.h"
@@ -115,6 +117,72 @@ TEST(DataParallel, EagerFallbackIsAveragedToo) {
   EXPECT_EQ(cb.stats().buckets_reduced, 1U);
   EXPECT_EQ(cb.stats().buckets_overlapped, 0U);  // eager backward: all after it
   EXPECT_TRUE(torch::equal(w.grad(), torch::full({4}, 2.0)));
+}
+
+// Two ranks as two threads, each on its own data. The last layer's weight has a hook, so its
+// AccumulateGrad runs as itself (opaque) inside the replay, and its bucket (the first to leave:
+// buckets go in reverse parameter order) must wait for that live write, as for any other.
+TEST(DataParallel, AHookedParameterIsAveragedLikeTheOthers) {
+  torch::manual_seed(4);
+  const std::vector<at::Tensor> init = {torch::randn({6, 4}), torch::randn({6}),
+                                        torch::randn({2, 6})};
+  const std::vector<at::Tensor> data = {torch::randn({5, 4}), torch::randn({5, 4})};
+  auto model = [&] {
+    std::vector<at::Tensor> p(init.size());
+    for (size_t k = 0; k < init.size(); ++k) p[k] = init[k].clone().requires_grad_();
+    p[2].register_hook([](const at::Tensor& g) { return g * 3; });
+    return p;
+  };
+  auto loss_of = [](const std::vector<at::Tensor>& p, const at::Tensor& x) {
+    return torch::linear(torch::linear(x, p[0], p[1]).tanh(), p[2]).pow(2).sum();
+  };
+  std::vector<at::Tensor> expected;  // the mean of each rank's eager gradient
+  {
+    const std::vector<at::Tensor> a = model(), b = model();
+    loss_of(a, data[0]).backward();
+    loss_of(b, data[1]).backward();
+    for (size_t k = 0; k < a.size(); ++k) expected.push_back((a[k].grad() + b[k].grad()) / 2);
+  }
+  const int port = free_port();
+  std::vector<std::vector<at::Tensor>> got(2);
+  std::vector<CompiledBackwardStats> stats(2);
+  std::vector<std::string> failures(2);
+  auto rank = [&](int r) {
+    try {
+      ProcessGroupOptions o;
+      o.rank = r;
+      o.world_size = 2;
+      o.master_port = port;
+      o.timeout = std::chrono::seconds(30);
+      const std::vector<at::Tensor> p = model();
+      DataParallelOptions small;
+      small.first_bucket_bytes = small.bucket_bytes = 64;  // one parameter a bucket
+      CompiledBackwardOptions options;
+      options.data_parallel = data_parallel(init_process_group(o), p, small);
+      CompiledBackward cb(options);
+      for (int step = 0; step < 2; ++step) {  // a capture, then a replay from the cache
+        for (const at::Tensor& t : p) t.mutable_grad().reset();
+        cb.backward({loss_of(p, data[static_cast<size_t>(r)])});
+      }
+      for (const at::Tensor& t : p) got[static_cast<size_t>(r)].push_back(t.grad());
+      stats[static_cast<size_t>(r)] = cb.stats();
+    } catch (const std::exception& e) {
+      failures[static_cast<size_t>(r)] = e.what();
+    }
+  };
+  std::thread other(rank, 1);
+  rank(0);
+  other.join();
+  for (size_t r = 0; r < 2; ++r) {
+    ASSERT_EQ(failures[r], "") << "rank " << r;
+    EXPECT_EQ(stats[r].opaque_calls, 2U) << "rank " << r;
+    EXPECT_EQ(stats[r].eager_fallbacks, 0U) << "rank " << r;
+    ASSERT_EQ(got[r].size(), expected.size());
+    for (size_t k = 0; k < expected.size(); ++k) {
+      EXPECT_TRUE(torch::allclose(got[r][k], expected[k], 1e-6, 1e-6))
+          << "rank " << r << ", parameter " << k;
+    }
+  }
 }
 
 TEST(DataParallel, SparseGradientIsRefusedNamingTheParameter) {

@@ -257,11 +257,12 @@ void select_taps(GraphWalk& walk, const WalkTargets& targets) {
     if (!walk.is_opaque(i)) hooked.push_back(walk.order[i].get());
   }
   if (!targets.accumulate_grad) {
-    const std::unordered_set<AgNode*> ran(hooked.begin(), hooked.end());
+    std::unordered_set<AgNode*> ran;  // opaque ones too: a node that runs calls its own hooks
+    for (const NodePtr& n : walk.order) ran.insert(n.get());
     for (const auto& edge : targets.outputs) {
       AgNode* node = edge.is_valid() ? edge.function.get() : nullptr;
       if (node == nullptr || walk.fed.count(node) == 0 || ran.count(node) != 0) continue;
-      if (std::find(hooked.begin(), hooked.end(), node) != hooked.end()) continue;
+      if (std::find(hooked.begin(), hooked.end(), node) != hooked.end()) continue;  // listed twice
       const std::string hooks = check_capturable(*node, hooked.size(), walk.capturable_types);
       if (!hooks.empty()) {
         throw CaptureError(node_label(*node, hooked.size()) + ", a grad() output: " + hooks +

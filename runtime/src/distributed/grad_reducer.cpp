@@ -22,19 +22,20 @@ bool written_since(const at::Tensor& grad, const std::optional<GradReducer::Weak
 
 }  // namespace
 
-std::vector<GradWrite> grad_writes(const Executor& executor) {
+GradWrites grad_writes(const Executor& executor) {
   const Graph& g = executor.graph();
-  std::vector<GradWrite> writes;
-  std::vector<size_t> slot(g.inputs.size(), SIZE_MAX);  // by graph input: its entry in `writes`
+  GradWrites writes;
+  std::vector<size_t> slot(g.inputs.size(), SIZE_MAX);  // by graph input: its entry in `captured`
   for (size_t n = 0; n < g.nodes.size(); ++n) {
     const Node& node = g.nodes[n];
+    if (node.kind == NodeKind::kOpaque) writes.opaque.push_back(n);
     if (node.kind != NodeKind::kAccumulateGrad || node.inputs.size == 0) continue;
     const auto input = static_cast<size_t>(g.ids(node.inputs)[0]);  // verified: a graph input
     if (slot[input] == SIZE_MAX) {
-      slot[input] = writes.size();
-      writes.push_back({input, n});
+      slot[input] = writes.captured.size();
+      writes.captured.push_back({input, n});
     } else {
-      writes[slot[input]].node = n;
+      writes.captured[slot[input]].node = n;
     }
   }
   return writes;
@@ -78,17 +79,22 @@ void GradReducer::begin() {
   launch_error_ = nullptr;
 }
 
-void GradReducer::plan_launches(const std::vector<at::Tensor>& inputs,
-                                const std::vector<GradWrite>& writes) {
+void GradReducer::plan_launches(const std::vector<at::Tensor>& inputs, const GradWrites& writes,
+                                const std::vector<const at::Tensor*>& live_leaves) {
   if (!options_->overlap) return;
-  // Each parameter's last writing node, found by identity among the graph's inputs.
+  // Each parameter's last writing node, found by identity among the graph's inputs and the
+  // leaves of its live AccumulateGrads.
   const std::vector<at::Tensor>& params = options_->parameters;
   std::vector<int64_t> written_at(params.size(), -1);
-  for (const GradWrite& w : writes) {
-    const auto it = param_index_.find(inputs[w.input].unsafeGetTensorImpl());
+  auto written = [&](const at::Tensor& leaf, size_t node) {
+    const auto it = param_index_.find(leaf.unsafeGetTensorImpl());
     if (it != param_index_.end()) {
-      written_at[it->second] = std::max(written_at[it->second], static_cast<int64_t>(w.node));
+      written_at[it->second] = std::max(written_at[it->second], static_cast<int64_t>(node));
     }
+  };
+  for (const GradWrite& w : writes.captured) written(inputs[w.input], w.node);
+  for (size_t k = 0; k < live_leaves.size() && k < writes.opaque.size(); ++k) {
+    if (live_leaves[k] != nullptr) written(*live_leaves[k], writes.opaque[k]);
   }
   // Buckets leave in order: none before the one ahead of it.
   int64_t after = -1;

@@ -26,8 +26,15 @@ struct GradWrite {
   size_t node = 0;
 };
 
-/// The .grad writes of `executor`'s graph, from its accumulate_grad nodes.
-std::vector<GradWrite> grad_writes(const Executor& executor);
+/// Where a graph's `.grad`s are written: by its accumulate_grad nodes, and by those of its opaque
+/// nodes that are live AccumulateGrads (which leaf each writes is known only per step).
+struct GradWrites {
+  std::vector<GradWrite> captured;
+  std::vector<size_t> opaque;  ///< each opaque node's index, in node order
+};
+
+/// The .grad writes of `executor`'s graph.
+GradWrites grad_writes(const Executor& executor);
 
 class GradReducer {
  public:
@@ -41,8 +48,10 @@ class GradReducer {
   void begin();
   /// For a replay whose graph inputs are `inputs` and whose .grad writes are `writes`: plans
   /// each bucket's launch after the node that writes its last gradient (never before an earlier
-  /// bucket's), and launches the buckets no node writes. Call after begin().
-  void plan_launches(const std::vector<at::Tensor>& inputs, const std::vector<GradWrite>& writes);
+  /// bucket's), and launches the buckets no node writes. `live_leaves[k]` is the leaf the k-th
+  /// opaque node writes (null: none). Call after begin().
+  void plan_launches(const std::vector<at::Tensor>& inputs, const GradWrites& writes,
+                     const std::vector<const at::Tensor*>& live_leaves);
   /// The observer to replay with: it launches the planned buckets as their nodes end.
   RunObserver* observer();
   /// Launches what is left, waits for every bucket and writes each average into `.grad`.

@@ -8,6 +8,7 @@
 #include <torch/csrc/autograd/engine.h>
 #include <torch/csrc/autograd/functions/accumulate_grad.h>
 
+#include <algorithm>
 #include <optional>
 #include <sstream>
 #include <string_view>
@@ -34,6 +35,23 @@ const at::Tensor& get(const Values& values, ValueId v) {
 void gather(const Step& s, Frame::State& f) {
   f.grads.clear();
   for (ValueId v : s.inputs) f.grads.push_back(get(f.values, v));
+}
+
+// As gather, but each grad the replay reads no more is moved out of its slot, so that the live
+// node holds it alone, as the engine hands a node its input buffer (an AccumulateGrad can then
+// steal it, as eager's does).
+void hand_over(const Step& s, Frame::State& f) {
+  f.grads.clear();
+  for (ValueId v : s.inputs) {
+    const bool dead = v != kNoValue &&
+                      std::find(s.frees.begin(), s.frees.end(), v) != s.frees.end() &&
+                      std::count(s.inputs.begin(), s.inputs.end(), v) == 1;
+    if (dead) {
+      f.grads.push_back(std::move(f.values[static_cast<size_t>(v)]));
+    } else {
+      f.grads.push_back(get(f.values, v));
+    }
+  }
 }
 
 // What an op returned against what its node declares: the one run-time owner of the count
@@ -277,7 +295,7 @@ struct StepRunner {
   // A live node runs user code (hooks, a TorchScript graph, a reentrant backward) under the
   // caller's keys, as a custom function does.
   void operator()(const OpaqueStep& o) const {
-    gather(s, f);
+    hand_over(s, f);
     variable_list out;
     {
       const c10::impl::ForceDispatchKeyGuard caller(dispatch.caller_keys());

@@ -3,6 +3,7 @@
 
 #include <torch/csrc/autograd/autograd.h>
 
+#include <functional>
 #include <mutex>
 
 #include "ca/error.h"
@@ -11,6 +12,7 @@
 #include "capture/graph_walk.h"
 #include "distributed/grad_reducer.h"
 #include "trainer/backward_access.h"
+#include "trainer/engine_task.h"
 #include "trainer/graph_cache.h"
 #include "trainer/live_nodes.h"
 #include "trainer/step_check.h"
@@ -257,12 +259,20 @@ std::vector<at::Tensor> BackwardAccess::step(CompiledBackward& cb, const RootFn&
   RunObserver* observer = nullptr;
   if (reducer != nullptr) {
     reducer->begin();
-    reducer->plan_launches(inputs, entry->grad_writes);
+    reducer->plan_launches(inputs, entry->grad_writes, live.leaves());
     observer = reducer->observer();
   }
   std::vector<at::Tensor> out;
-  try {
+  const std::function<void()> replay = [&] {
     out = entry->executor.run_consuming(std::move(inputs), observer, &live);
+  };
+  try {
+    if (entry->opaque_nodes > 0) {  // live nodes run as the engine runs a node (engine_task.h)
+      run_in_engine_task(replay, root, targets.outputs, targets.accumulate_grad,
+                         options.retain_graph);
+    } else {
+      replay();
+    }
   } catch (...) {
     if (reducer != nullptr) reducer->abandon();
     if (live.error()) std::rethrow_exception(live.error());  // a hook's own, as eager gives it

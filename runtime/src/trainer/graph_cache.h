@@ -28,7 +28,7 @@ struct CacheEntry {
   size_t hash = 0;
   StepKey key;
   Executor executor;
-  std::vector<GradWrite> grad_writes;          ///< with data_parallel: where .grads are written
+  GradWrites grad_writes;                      ///< with data_parallel: where .grads are written
   std::unique_ptr<const StepCheck> check;      ///< null: every step walks (StepCheck::record)
   size_t opaque_nodes = 0;                     ///< live nodes each replay calls (LiveNodes)
   std::string opaque_description;              ///< their types and why (describe_opaque)

@@ -2,8 +2,11 @@
 #include "trainer/live_nodes.h"
 
 #include <torch/csrc/autograd/engine.h>
+#include <torch/csrc/autograd/functions/accumulate_grad.h>
 
 #include <algorithm>
+
+#include "ca/error.h"
 
 namespace ca::detail {
 namespace {
@@ -18,11 +21,19 @@ void validate(const AgNode& fn, torch::autograd::variable_list& outputs) {
 
 std::vector<at::Tensor> LiveNodes::call(size_t index, std::vector<at::Tensor>&& grads) {
   AgNode& fn = *order_.at(positions_.at(index));
+  // The executor is handed a copy of the message, not the exception: it adds its context to
+  // what it catches, and user code's own exception goes back to the user as it was thrown.
   try {
     return run(fn, std::move(grads));
+  } catch (const c10::Error& e) {
+    error_ = std::current_exception();
+    throw ExecutionError(e.what_without_backtrace());
+  } catch (const std::exception& e) {
+    error_ = std::current_exception();
+    throw ExecutionError(e.what());
   } catch (...) {
     error_ = std::current_exception();
-    throw;
+    throw ExecutionError("an exception that is not a std::exception");
   }
 }
 
@@ -46,6 +57,15 @@ std::vector<at::Tensor> LiveNodes::run(AgNode& fn, std::vector<at::Tensor>&& gra
   for (const auto& hook : fn.post_hooks()) outputs = (*hook)(outputs, inputs);
   if (!keep_graph_) fn.release_variables();
   return outputs;
+}
+
+std::vector<const at::Tensor*> LiveNodes::leaves() const {
+  std::vector<const at::Tensor*> out;
+  for (uint32_t position : positions_) {
+    const auto* acc = dynamic_cast<const torch::autograd::AccumulateGrad*>(order_[position].get());
+    out.push_back(acc == nullptr ? nullptr : &acc->variable);
+  }
+  return out;
 }
 
 std::string describe_opaque(const GraphWalk& walk) {

@@ -27,6 +27,9 @@ class LiveNodes : public OpaqueCalls {
   /// and reported to the executor as ExecutionError naming the node.
   std::vector<at::Tensor> call(size_t index, std::vector<at::Tensor>&& grads) override;
 
+  /// Per opaque node, the leaf whose .grad it writes (a live AccumulateGrad), else null.
+  std::vector<const at::Tensor*> leaves() const;
+
   /// What a node or hook threw in a call, for the caller to rethrow as it was (user code's own
   /// exception, as eager backward would give it); null if nothing did.
   std::exception_ptr error() const { return error_; }
