@@ -16,7 +16,7 @@
 namespace ca {
 namespace {
 
-using Lin = test::UnregisteredLin;  // unregistered: capture refuses it
+using Lin = test::UnregisteredLin;  // unregistered: ca::capture() refuses it, a replay calls it
 
 struct Params {
   at::Tensor w = torch::randn({4, 2}, torch::requires_grad());
@@ -30,7 +30,8 @@ struct Params {
   at::Tensor loss(const at::Tensor& x) const { return Lin::apply(x, w, b).tanh().sum(); }
 };
 
-TEST(EnableInvisible, AnUnregisteredCustomFunctionRunsEagerlyOnAnUntouchedGraph) {
+// Its node runs as itself (opaque), the rest of the backward replays.
+TEST(EnableInvisible, AnUnregisteredCustomFunctionRunsAsItselfAndTheRestReplays) {
   torch::manual_seed(0);
   const Params mine;
   const Params eager = mine.twin();
@@ -38,15 +39,17 @@ TEST(EnableInvisible, AnUnregisteredCustomFunctionRunsEagerlyOnAnUntouchedGraph)
   for (int step = 0; step < 2; ++step) eager.loss(x).backward();
   {
     EnableGuard on;
-    for (int step = 0; step < 2; ++step) mine.loss(x).backward();  // threw "got meta"
-    EXPECT_EQ(enabled_stats().eager_fallbacks, 2u);
-    EXPECT_TRUE(test::contains(enabled_stats().last_fallback_reason, "is not registered"));
+    for (int step = 0; step < 2; ++step) mine.loss(x).backward();
+    EXPECT_EQ(enabled_stats().eager_fallbacks, 0u);
+    EXPECT_EQ(enabled_stats().hits + enabled_stats().misses, 2u);
+    EXPECT_EQ(enabled_stats().opaque_calls, 2u);
+    EXPECT_TRUE(test::contains(enabled_stats().last_opaque_nodes, "not registered"));
   }
   EXPECT_TRUE(torch::equal(mine.w.grad(), eager.w.grad()));
   EXPECT_TRUE(torch::equal(mine.b.grad(), eager.b.grad()));
 }
 
-TEST(EnableInvisible, ARefusedBackwardWithRetainGraphLeavesTheGraphForASecondOne) {
+TEST(EnableInvisible, ALiveNodeUnderRetainGraphKeepsItsStateForASecondBackward) {
   torch::manual_seed(1);
   const Params mine;
   const Params eager = mine.twin();
@@ -59,6 +62,8 @@ TEST(EnableInvisible, ARefusedBackwardWithRetainGraphLeavesTheGraphForASecondOne
   loss.backward({}, /*retain_graph=*/true);
   loss.backward();
   EXPECT_TRUE(torch::equal(mine.w.grad(), eager.w.grad()));
+  EXPECT_EQ(enabled_stats().opaque_calls, 2u);  // both replayed around the live node
+  EXPECT_EQ(enabled_stats().eager_fallbacks, 0u);
   // and a third, through the graph the second freed: torch's own error, as eager gives it
   const std::string eager_error = test::error_of<c10::Error>([&] { eager_loss.backward(); });
   const std::string mine_error = test::error_of<c10::Error>([&] { loss.backward(); });

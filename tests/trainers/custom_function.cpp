@@ -2,7 +2,8 @@
 // A custom autograd function as users write one (never registered with ca-replay):
 // save_for_backward, a flag in saved_data, an optional bias whose grad is undefined when absent.
 // The main loss runs through built-in nodes; every third step adds an auxiliary loss through the
-// custom function, which ca-replay cannot capture unregistered and runs eagerly.
+// custom function, which, unregistered, has no functional form here: the replay calls its live
+// node (opaque) and replays the rest.
 #include "trainers/programs.h"
 
 namespace trainers {
@@ -37,21 +38,26 @@ int custom_function() {
   torch::optim::Adam opt({w1, b1, w2}, torch::optim::AdamOptions(1e-2));
   const at::Tensor x = torch::randn({24, 6});
   const at::Tensor y = x.narrow(1, 0, 1) * 2 - x.narrow(1, 1, 1);
+  int calls = 0, live = 0;  // backwards, and calls of the custom function's node in them
   for (int step = 0; step < 30; ++step) {
     opt.zero_grad();
     const at::Tensor h = torch::linear(x, w1, b1).relu();
     const at::Tensor loss = torch::mse_loss(torch::linear(h, w2), y);
     loss.backward();
+    ++calls;
     if (step % 3 == 0) {
       const at::Tensor aux = Lin::apply(x, w1, std::nullopt).pow(2).mean() * 1e-3 +
                              Lin::apply(h.detach(), w2, b1.narrow(0, 0, 1)).abs().mean() * 1e-2;
       aux.backward();
+      ++calls;
+      live += 2;
       print_loss("aux", step, aux);
     }
     opt.step();
     print_loss("loss", step, loss);
   }
   print_hash("params", {w1, b1, w2});
+  std::fprintf(stderr, "calls=%d hooked=%d\n", calls, live);  // run_pair.cmake: each one live
   return 0;
 }
 

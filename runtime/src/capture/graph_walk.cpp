@@ -12,6 +12,7 @@
 #include <typeinfo>
 
 #include "ca/error.h"
+#include "capture/custom_function_type.h"
 #include "session/compiler_session.h"
 
 namespace ca::detail {
@@ -169,6 +170,11 @@ void collect_all(GraphWalk& st, const std::vector<NodePtr>& order, bool keys, bo
   st.calls.reserve(order.size());
   for (size_t i = 0; i < order.size(); ++i) {
     std::string why_opaque = check_capturable(*order[i], i, st.capturable_types);
+    if (why_opaque.empty() && opaque && is_unregistered_custom_function(typeid(*order[i]))) {
+      why_opaque =
+          "a custom function not registered with ca-replay (CA_REGISTER_FUNCTION would "
+          "replay it)";
+    }
     if (!why_opaque.empty() && !opaque) {
       throw CaptureError(node_label(*order[i], i) + ": " + why_opaque +
                          ", which only the trainer API (ca::CompiledBackward, ca::enable()) can "
