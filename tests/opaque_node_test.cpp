@@ -113,6 +113,53 @@ TEST(OpaqueNodes, APrunedGradTellsALiveNodeWhatItNeedsAsEagerDoes) {
   EXPECT_EQ(cb.stats().eager_fallbacks, 0u);
 }
 
+// grad() of a hooked graph with respect to a leaf it does not use (allow_unused): undefined, as
+// eager's.
+TEST(OpaqueNodes, AnUnusedInputOfAPrunedGradIsUndefined) {
+  const at::Tensor a = torch::randn({3}, torch::requires_grad());
+  const at::Tensor unused = torch::randn({3}, torch::requires_grad());
+  CompiledBackward cb;
+  for (int step = 0; step < 2; ++step) {
+    const at::Tensor h = a * 2;
+    h.register_hook([](const at::Tensor& g) { return g * 3; });
+    GradOptions options;
+    options.allow_unused = true;
+    const variable_list g = cb.grad({h.sum()}, {a, unused}, {}, options);
+    ASSERT_EQ(g.size(), 2u);
+    EXPECT_TRUE(torch::equal(g[0], torch::full({3}, 6.0))) << "step " << step;
+    EXPECT_FALSE(g[1].defined()) << "step " << step;
+  }
+  EXPECT_EQ(cb.stats().opaque_calls, 2u);
+}
+
+// A final callback a hook queues sees what eager's does: .grad of a retained tensor is written.
+TEST(OpaqueNodes, AFinalCallbackSeesRetainedGradsWritten) {
+  auto run = [](CompiledBackward* cb) {
+    std::vector<bool> seen;
+    const at::Tensor w = torch::ones({3}, torch::requires_grad());
+    for (int step = 0; step < 2; ++step) {
+      const at::Tensor h1 = w * 2;
+      h1.retain_grad();
+      const at::Tensor h2 = h1 * 3;
+      h2.register_hook([&seen, &h1](const at::Tensor&) {
+        torch::autograd::Engine::get_default_engine().queue_callback(
+            [&seen, &h1] { seen.push_back(h1.grad().defined()); });
+      });
+      const at::Tensor loss = h2.sum();
+      if (cb != nullptr) {
+        cb->backward({loss});
+      } else {
+        loss.backward();
+      }
+    }
+    return seen;
+  };
+  const std::vector<bool> eager = run(nullptr);
+  EXPECT_EQ(eager, std::vector<bool>(2, true));
+  CompiledBackward cb;
+  EXPECT_EQ(run(&cb), eager);
+}
+
 // A live AccumulateGrad (the leaf has a hook) is handed the replay's last reference to its
 // gradient, so it steals it as eager's does: .grad is the very tensor the hook saw.
 TEST(OpaqueNodes, AHookedLeafStealsItsGradientAsEagerDoes) {

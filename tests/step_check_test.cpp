@@ -57,6 +57,27 @@ TEST(CompiledBackward, AHookAddedBetweenStepsIsNotAHit) {
       << cb.stats().last_opaque_nodes;
 }
 
+// A graph with an opaque node takes the check too: the activation is hooked for four steps (a
+// miss, then three checked hits, each calling the live node), unhooked on step 4 (the check turns
+// it away: the full walk captures the node this time), hooked again on step 5 (a checked hit).
+TEST(CompiledBackward, AGraphWithAHookedNodeTakesTheSteadyStateCheck) {
+  torch::manual_seed(8);
+  CompiledBackward cb;
+  expect_matches_eager(
+      cb,
+      [](const Params& p, int step) {
+        auto y = p[0] * 2;
+        if (step != 4) y.register_hook([](const at::Tensor& g) { return g * 3; });
+        return y.tanh().sum();
+      },
+      params({{5}}), 6);
+  EXPECT_EQ(cb.stats().misses, 2u);
+  EXPECT_EQ(cb.stats().checked_hits, 4u);
+  EXPECT_EQ(cb.stats().hits, 4u);
+  EXPECT_EQ(cb.stats().opaque_calls, 5u);
+  EXPECT_EQ(cb.stats().eager_fallbacks, 0u);
+}
+
 // A leaf's grad_dtype set after a checked hit (the dtype validate_outputs casts its gradient to,
 // kept in its AccumulateGrad's input metadata, which upstream's key leaves out): the next step
 // must miss and give the leaf a double gradient, as eager does; the step after hits again.

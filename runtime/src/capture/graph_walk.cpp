@@ -34,18 +34,7 @@ std::string check_capturable(AgNode& node, size_t index, std::vector<const std::
     }
     seen.push_back(&type);
   }
-  // retain_grad hooks are kept: the walk taps their gradients (see select_taps).
-  const char* hook = !node.tensor_pre_hooks().empty() ? "tensor pre-hooks"
-                     : !node.pre_hooks().empty()      ? "pre-hooks"
-                     : !node.post_hooks().empty()     ? "post-hooks"
-                                                      : nullptr;
-  if (hook != nullptr) return std::string("it has ") + hook;
-  if (type == typeid(torch::autograd::AccumulateGrad) &&
-      static_cast<const torch::autograd::AccumulateGrad&>(node).tensor_post_acc_grad_hooks() !=
-          nullptr) {
-    return "it has a post-accumulate-grad hook";
-  }
-  return "";
+  return hook_reason(node);
 }
 
 // How much a compiler call has collected: a compiled_args that failed having collected nothing
@@ -170,7 +159,9 @@ void collect_all(GraphWalk& st, const std::vector<NodePtr>& order, bool keys, bo
   st.calls.reserve(order.size());
   for (size_t i = 0; i < order.size(); ++i) {
     std::string why_opaque = check_capturable(*order[i], i, st.capturable_types);
+    OpaqueWhy why = OpaqueWhy::kHooks;
     if (why_opaque.empty() && opaque && is_unregistered_custom_function(typeid(*order[i]))) {
+      why = OpaqueWhy::kType;
       why_opaque =
           "a custom function not registered with ca-replay (CA_REGISTER_FUNCTION would "
           "replay it)";
@@ -192,12 +183,15 @@ void collect_all(GraphWalk& st, const std::vector<NodePtr>& order, bool keys, bo
         } catch (const c10::Error& e) {
           if (!opaque || collected(st.compiler) != before || !node_type_refuses(e)) throw;
           why_opaque = explain_compiled_args_error(e);
+          const bool by_type = dynamic_cast<const c10::NotImplementedError*>(&e) != nullptr;
+          why = by_type ? OpaqueWhy::kType : OpaqueWhy::kState;
         }
       }
       if (!why_opaque.empty()) {
         collect_opaque(st.compiler, call, *order[i], key);
         st.opaque.push_back(static_cast<uint32_t>(i));
         st.opaque_reasons.push_back(std::move(why_opaque));
+        st.opaque_why.push_back(why);
       }
       if (keys) {
         // The node's own call id, as upstream collects it: in a pruned walk the position alone
@@ -327,6 +321,21 @@ std::unique_ptr<GraphWalk> walk_from_root(NodePtr root, bool keys, const WalkTar
   collect_all(*walk, walk->order, keys, opaque);
   select_taps(*walk, targets);
   return walk;
+}
+
+std::string hook_reason(AgNode& node) {
+  const std::type_info& type = typeid(node);
+  // retain_grad hooks are kept: the walk taps their gradients (see select_taps).
+  const char* hook = !node.tensor_pre_hooks().empty() ? "tensor pre-hooks"
+                     : !node.pre_hooks().empty()      ? "pre-hooks"
+                     : !node.post_hooks().empty()     ? "post-hooks"
+                                                      : nullptr;
+  if (hook != nullptr) return std::string("it has ") + hook;
+  if (type == typeid(torch::autograd::AccumulateGrad) &&
+      static_cast<torch::autograd::AccumulateGrad&>(node).tensor_post_acc_grad_hooks() != nullptr) {
+    return "it has a post-accumulate-grad hook";
+  }
+  return "";
 }
 
 }  // namespace ca::detail

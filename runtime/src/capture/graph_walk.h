@@ -22,6 +22,13 @@ using NodePtr = compat::NodePtr;
 
 /// Which gradients a backward computes, as the engine's output edges say. Empty `outputs`:
 /// every node runs (`backward(roots)`).
+/// Why a node is opaque, as far as it decides whether a later step's node is one too.
+enum class OpaqueWhy : uint8_t {
+  kHooks,  ///< it has hooks (hook_reason): opaque while it has them
+  kType,   ///< its type (no compiled_args, an unregistered custom function): always
+  kState,  ///< its state (a custom function's mark_dirty): only a full walk can tell
+};
+
 struct WalkTargets {
   torch::autograd::edge_list outputs;
   /// true: `backward(inputs=...)`, the output edges' nodes run and accumulate; false: `grad()`,
@@ -74,11 +81,16 @@ struct GraphWalk {
   /// live selves (a replay calls them as the engine would), and why each is one.
   std::vector<uint32_t> opaque;
   std::vector<std::string> opaque_reasons;
+  std::vector<OpaqueWhy> opaque_why;
   /// Whether the node at `position` in `order` is opaque.
   bool is_opaque(size_t position) const {
     return std::binary_search(opaque.begin(), opaque.end(), static_cast<uint32_t>(position));
   }
 };
+
+/// "it has tensor pre-hooks" (pre-hooks, post-hooks, a post-accumulate-grad hook): why `node`'s
+/// hooks make it opaque; "" when it has none but retain_grad hooks (those are tapped).
+std::string hook_reason(AgNode& node);
 
 /// The engine's GraphRoot for `roots` (`grads` defaults to ones for one-element roots). Throws
 /// CaptureError for roots that do not require grad or a grads count that does not match.

@@ -245,15 +245,18 @@ std::vector<at::Tensor> BackwardAccess::step(CompiledBackward& cb, const RootFn&
   // Without retain_graph the executor holds the only references to the saved tensors, so each is
   // freed at its last use, as eager backward frees them. An opaque node needs its own until it
   // has run (LiveNodes releases them then).
-  // A checked step has no opaque node (StepCheck::record).
   const std::vector<NodePtr>& order = walk ? walk->order : checked.order;
+  const std::vector<uint32_t>& opaque = walk ? walk->opaque : entry->check->opaque();
   if (!options.retain_graph) {
-    for (size_t i = 0; i < order.size(); ++i) {
-      if (!walk || !walk->is_opaque(i)) order[i]->release_variables();
+    for (size_t i = 0, next = 0; i < order.size(); ++i) {
+      if (next < opaque.size() && opaque[next] == i) {
+        ++next;
+      } else {
+        order[i]->release_variables();
+      }
     }
   }
-  const std::vector<uint32_t> no_opaque;
-  LiveNodes live(order, walk ? walk->opaque : no_opaque, options.retain_graph);
+  LiveNodes live(order, opaque, options.retain_graph);
   // The replay returns the tapped gradients (grad() outputs, then retain_grad's), then .grads.
   GradReducer* reducer = writes_grads ? s.reducer.get() : nullptr;
   RunObserver* observer = nullptr;
@@ -263,8 +266,10 @@ std::vector<at::Tensor> BackwardAccess::step(CompiledBackward& cb, const RootFn&
     observer = reducer->observer();
   }
   std::vector<at::Tensor> out;
+  // retain_grad hooks write .grad inside the backward, as eager's do: before any final callback.
   const std::function<void()> replay = [&] {
     out = entry->executor.run_consuming(std::move(inputs), observer, &live);
+    if (walk) run_retain_hooks(*walk, out);  // a checked step has no taps (StepCheck::record)
   };
   try {
     if (entry->opaque_nodes > 0) {  // live nodes run as the engine runs a node (engine_task.h)
@@ -283,8 +288,7 @@ std::vector<at::Tensor> BackwardAccess::step(CompiledBackward& cb, const RootFn&
     s.note_reduced();
   }
   s.counters.opaque(entry->opaque_nodes, entry->opaque_description);
-  if (walk) {  // a checked step has no taps (StepCheck::record)
-    run_retain_hooks(*walk, out);
+  if (walk) {
     out.erase(out.begin() + static_cast<std::ptrdiff_t>(walk->grad_outputs),
               out.begin() + static_cast<std::ptrdiff_t>(walk->taps.size()));
   }

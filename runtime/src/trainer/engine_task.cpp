@@ -3,6 +3,7 @@
 
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/engine.h>
+#include <torch/csrc/autograd/functions/basic_ops.h>
 
 namespace ca::detail {
 namespace {
@@ -36,11 +37,18 @@ void run_in_engine_task(const std::function<void()>& replay, const compat::NodeP
   const at::Tensor input = at::zeros({});  // the engine hands its root one gradient
   torch::autograd::edge_list edges;
   if (!outputs.empty()) edges = root->next_edges();
+  // A grad() input no node uses has no edge: eager's run_backward gives it an Identity, as here
+  // (the engine reads every output edge's node).
+  torch::autograd::edge_list output_edges = outputs;
+  for (torch::autograd::Edge& edge : output_edges) {
+    if (!edge.is_valid())
+      edge = torch::autograd::Edge(compat::make_node<torch::autograd::Identity>(), 0);
+  }
   const compat::NodePtr node = compat::make_node<ReplayNode>(std::move(edges), input, replay);
   // Inside a step the default engine is the eager one, whoever installed it (engine_hook.cpp).
   torch::autograd::Engine::get_default_engine().execute({torch::autograd::Edge(node, 0)}, {input},
                                                         keep_graph, /*create_graph=*/false,
-                                                        accumulate_grad, outputs);
+                                                        accumulate_grad, output_edges);
 }
 
 }  // namespace ca::detail

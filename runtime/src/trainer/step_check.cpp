@@ -13,11 +13,11 @@
 namespace ca::detail {
 namespace {
 
-// Hooks other than retain_grad make the walk refuse (check_capturable); retain_grad hooks make it
-// tap gradients, which this check does not record. Either way: not this check's graph.
+// On a node the walk captured: hooks other than retain_grad would make it opaque, retain_grad
+// hooks would make the walk tap gradients, which this check does not record. Either way: not
+// this check's graph.
 bool has_hooks(AgNode& node) {
-  return !node.tensor_pre_hooks().empty() || !node.pre_hooks().empty() ||
-         !node.post_hooks().empty() || !node.retains_grad_hooks().empty();
+  return !hook_reason(node).empty() || !node.retains_grad_hooks().empty();
 }
 
 // Whether two collections of one saved tensor are the same data (a saved output unpacks to a
@@ -37,11 +37,16 @@ bool StepCheck::read(const std::vector<NodePtr>& live, StepTensors& tensors,
   try {
     for (size_t i = 0; i < live.size() && r.ok(); ++i) {
       AgNode& node = *live[i];
-      if (has_hooks(node)) return false;
       r.begin(live[i]);
-      {
+      if (kinds_[i] == Kind::kCaptured) {
+        if (has_hooks(node)) return false;
         const AccumulateGradLock lock(node);  // it reads the leaf's .grad
         readers_[i](node, r);
+      } else {
+        // An opaque node, keyed as collect_opaque keys it: type, input count, edges. One opaque
+        // for its hooks stays one only while it has them (its retain_grad hooks it runs itself).
+        if (kinds_[i] == Kind::kOpaqueWhileHooked && hook_reason(node).empty()) return false;
+        r.collect(static_cast<uint64_t>(node.num_inputs()));
       }
       for (const auto& edge : node.next_edges()) {
         r.collect(edge.is_valid());
@@ -57,15 +62,24 @@ bool StepCheck::read(const std::vector<NodePtr>& live, StepTensors& tensors,
 std::unique_ptr<const StepCheck> StepCheck::record(const GraphWalk& walk,
                                                    const std::vector<at::Tensor>& inputs,
                                                    const StepKey& key) {
-  if (walk.pruned || !walk.taps.empty() || !walk.opaque.empty()) return nullptr;
+  if (walk.pruned || !walk.taps.empty()) return nullptr;
   const std::vector<NodePtr>& order = walk.order;
   std::unique_ptr<StepCheck> check(new StepCheck());
+  check->kinds_.assign(order.size(), Kind::kCaptured);
+  for (size_t k = 0; k < walk.opaque.size(); ++k) {
+    if (walk.opaque_why[k] == OpaqueWhy::kState) return nullptr;  // only compiled_args can tell
+    check->kinds_[walk.opaque[k]] =
+        walk.opaque_why[k] == OpaqueWhy::kHooks ? Kind::kOpaqueWhileHooked : Kind::kOpaqueByType;
+  }
+  check->opaque_ = walk.opaque;
   ska::flat_hash_map<const AgNode*, int32_t> position;
   for (size_t i = 0; i < order.size(); ++i) position.emplace(order[i].get(), i);
   check->deps_.assign(order.size(), 0);
-  for (const NodePtr& node : order) {
-    const NodeReadFn read = node_reader_for(typeid(*node));
-    if (read == nullptr) return nullptr;
+  for (size_t i = 0; i < order.size(); ++i) {
+    const NodePtr& node = order[i];
+    const NodeReadFn read =
+        check->kinds_[i] == Kind::kCaptured ? node_reader_for(typeid(*node)) : nullptr;
+    if (read == nullptr && check->kinds_[i] == Kind::kCaptured) return nullptr;
     check->types_.push_back(&typeid(*node));
     check->readers_.push_back(read);
     for (const auto& edge : node->next_edges()) {

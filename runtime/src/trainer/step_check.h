@@ -24,8 +24,9 @@ class StepCheck {
  public:
   /// The check of the graph `walk` was captured from, whose replay inputs are `inputs` (the
   /// walk's own, before they are moved) and whose key is `key`; null where the graph cannot be
-  /// checked this way (a node type without a reader, a retain_grad hook, an opaque node, a pruned
-  /// grad()/inputs= walk, a saved variable with hooks) or where the readers do not find what the
+  /// checked this way (a node type without a reader, a retain_grad hook on a captured node, an
+  /// opaque node only compiled_args can tell is one (mark_dirty), a pruned grad()/inputs= walk, a
+  /// saved variable with hooks) or where the readers do not find what the
   /// walk found (the same inputs, with the key's metadata): such a graph takes the full walk every
   /// step.
   static std::unique_ptr<const StepCheck> record(const GraphWalk& walk,
@@ -44,6 +45,8 @@ class StepCheck {
   bool matches(const NodePtr& root, Step& step) const;
 
   size_t nodes() const { return types_.size(); }
+  /// The positions of the opaque nodes in a matched step's order (GraphWalk::opaque's).
+  const std::vector<uint32_t>& opaque() const { return opaque_; }
 
  private:
   struct EdgeRef {
@@ -53,6 +56,11 @@ class StepCheck {
   bool match(const NodePtr& root, Step& step) const;
   bool read(const std::vector<NodePtr>& live, StepTensors& tensors, ReadBytes& bytes) const;
 
+  /// How a position is checked: by its reader, or as an opaque node (type, edges, input count,
+  /// and for one opaque for its hooks, that it still has some).
+  enum class Kind : uint8_t { kCaptured, kOpaqueByType, kOpaqueWhileHooked };
+  std::vector<Kind> kinds_;
+  std::vector<uint32_t> opaque_;
   std::vector<const std::type_info*> types_;
   std::vector<NodeReadFn> readers_;
   std::vector<uint32_t> edge_ends_;  ///< per position: where its edges end in edges_
