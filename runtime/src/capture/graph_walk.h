@@ -20,8 +20,6 @@ namespace ca::detail {
 using AgNode = torch::autograd::Node;  // ca::Node is the IR node
 using NodePtr = compat::NodePtr;
 
-/// Which gradients a backward computes, as the engine's output edges say. Empty `outputs`:
-/// every node runs (`backward(roots)`).
 /// Why a node is opaque, as far as it decides whether a later step's node is one too.
 enum class OpaqueWhy : uint8_t {
   kHooks,  ///< it has hooks (hook_reason): opaque while it has them
@@ -29,6 +27,8 @@ enum class OpaqueWhy : uint8_t {
   kState,  ///< its state (a custom function's mark_dirty): only a full walk can tell
 };
 
+/// Which gradients a backward computes, as the engine's output edges say. Empty `outputs`:
+/// every node runs (`backward(roots)`).
 struct WalkTargets {
   torch::autograd::edge_list outputs;
   /// true: `backward(inputs=...)`, the output edges' nodes run and accumulate; false: `grad()`,
@@ -81,7 +81,7 @@ struct GraphWalk {
   /// live selves (a replay calls them as the engine would), and why each is one.
   std::vector<uint32_t> opaque;
   std::vector<std::string> opaque_reasons;
-  std::vector<OpaqueWhy> opaque_why;
+  std::vector<OpaqueWhy> opaque_why;  ///< per opaque node, what keeps it one (StepCheck reads it)
   /// Whether the node at `position` in `order` is opaque.
   bool is_opaque(size_t position) const {
     return std::binary_search(opaque.begin(), opaque.end(), static_cast<uint32_t>(position));
